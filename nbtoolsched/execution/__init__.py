@@ -1,0 +1,21 @@
+"""The execution layer: one call through the whole pipeline."""
+
+from .pipeline import CallOutcome, CallPipeline, Status, synthetic_outcome
+from .prepare import PreparedCall, discovered_tools, prepare_call, prepare_calls
+from .results import finish_content, format_exception, format_size, persist_large_result, preview
+
+__all__ = [
+    "CallOutcome",
+    "CallPipeline",
+    "PreparedCall",
+    "Status",
+    "discovered_tools",
+    "finish_content",
+    "format_exception",
+    "format_size",
+    "persist_large_result",
+    "prepare_call",
+    "prepare_calls",
+    "preview",
+    "synthetic_outcome",
+]

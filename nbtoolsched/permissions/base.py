@@ -1,0 +1,127 @@
+"""The contracts between the call pipeline and the permission system.
+
+The pipeline (execution layer) asks two things of the layer here: what the PreToolUse /
+PostToolUse hooks say about a call, and whether the call may run. Both are protocols,
+so a test, a notebook or another agent can plug in its own; ``AllowUnlessDenied`` and
+``NoHooks`` are the simplest useful answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..tool import Decision, DecisionReason, Tool, ToolContext
+
+__all__ = [
+    "HookEvent",
+    "HookRunner",
+    "PermissionGate",
+    "PermissionRequest",
+    "PostToolUseOutcome",
+    "PreToolUseOutcome",
+    "AllowUnlessDenied",
+    "ApprovalDeferred",
+]
+
+
+@dataclass(slots=True)
+class PermissionRequest:
+    """One call awaiting a permission decision."""
+
+    tool: Tool
+    input: dict[str, Any]  # the observable (backfilled) input, possibly updated by hooks
+    parsed: Any  # the validated input model instance
+    ctx: ToolContext
+    tool_use_id: str
+    hook_decision: Decision | None = None  # the PreToolUse hooks' combined decision
+    # The scheduler's approver for this run (wrapped so the run can show "awaiting
+    # approval"); a gate that needs to ask a person uses it before its own default.
+    approver: Any = None
+
+
+@runtime_checkable
+class PermissionGate(Protocol):
+    """Decides a call; the answer is final: ``allow`` (maybe with updated input) or ``deny``.
+
+    Asking a person happens inside ``decide``; a rejection without feedback comes back
+    as a deny with ``abort_turn=True``.
+    """
+
+    async def decide(self, request: PermissionRequest) -> Decision: ...
+
+    def hides(self, tool: Tool) -> bool:
+        """True for a blanket-denied tool: the model must never be offered it."""
+        ...
+
+
+@dataclass(slots=True)
+class HookEvent:
+    """What a hook learns about a call (mirrors Claude Code's hook stdin)."""
+
+    event: str  # "PreToolUse" | "PostToolUse" | "PostToolUseFailure"
+    tool: Tool
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    ctx: ToolContext
+    tool_response: Any = None
+    error: str | None = None
+    is_interrupt: bool = False
+
+
+@dataclass(slots=True)
+class PreToolUseOutcome:
+    decision: Decision | None = None  # combined deny > ask > allow
+    updated_input: dict[str, Any] | None = None  # an input change without a decision
+    additional_context: list[str] = field(default_factory=list)
+    prevent_continuation: bool = False
+    stop_reason: str | None = None
+    stop: str | None = None  # a hook failed or was cancelled: the call must not run
+
+
+@dataclass(slots=True)
+class PostToolUseOutcome:
+    additional_context: list[str] = field(default_factory=list)
+    blocking_error: str | None = None
+    prevent_continuation: bool = False
+    stop_reason: str | None = None
+    updated_output: Any = None  # MCP tools only: replaces the tool's output
+
+
+@runtime_checkable
+class HookRunner(Protocol):
+    async def pre_tool_use(self, event: HookEvent) -> PreToolUseOutcome: ...
+
+    async def post_tool_use(self, event: HookEvent) -> PostToolUseOutcome: ...
+
+    async def post_tool_use_failure(self, event: HookEvent) -> PostToolUseOutcome: ...
+
+
+class ApprovalDeferred(Exception):
+    """Raised by a gate under the headless ``defer`` policy: nobody can answer now.
+
+    The scheduler records the call as pending (serialisable) instead of running it, and
+    a later ``resume`` with the answers runs only those calls.
+    """
+
+    def __init__(self, request: Any, message: str = "approval deferred") -> None:
+        super().__init__(message)
+        self.request = request
+
+
+class AllowUnlessDenied:
+    """The simplest gate: a hook's or the tool's own deny stands, anything else runs."""
+
+    async def decide(self, request: PermissionRequest) -> Decision:
+        hook = request.hook_decision
+        if hook is not None and hook.behavior == "deny":
+            return hook
+        own = await request.tool.check_permissions(request.parsed, request.ctx)
+        if own.behavior == "deny":
+            return own
+        updated = (hook.updated_input if hook is not None else None) or own.updated_input
+        return Decision.allow(updated, DecisionReason("default", "no permission system configured"))
+
+    def hides(self, tool: Tool) -> bool:
+        return False

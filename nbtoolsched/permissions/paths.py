@@ -1,0 +1,167 @@
+"""Path rules for Read/Edit in gitignore style, working directories, and risky files.
+
+A path is checked twice: as given (normalised, so ``..`` is folded away) and with
+symlinks resolved. Deny and ask rules match when either form matches; allow rules and
+"inside the working directories" need every form to agree, so a symlink in the project
+pointing at ``/etc`` does not sneak out, and a symlink into a denied folder is caught.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+__all__ = [
+    "PathPattern",
+    "compile_path_pattern",
+    "paths_for_check",
+    "is_inside",
+    "inside_working_dirs",
+    "safety_concern",
+    "validate_path_pattern",
+]
+
+# Files and folders whose change can run code or rewrite configuration: an edit to them
+# always asks, whatever the mode or the allow rules say.
+_RISKY_DIRS = frozenset({".git", ".vscode", ".idea", ".claude"})
+_RISKY_FILES = frozenset(
+    {".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".zshrc", ".zprofile", ".zshenv",
+     ".profile", ".mcp.json", ".ripgreprc", ".envrc"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern:
+    """A compiled rule pattern: a root folder and a regex over paths relative to it."""
+
+    root: str
+    regex: re.Pattern[str]
+    source: str
+
+    def matches(self, path: str) -> bool:
+        rel = os.path.relpath(path, self.root) if path != self.root else "."
+        if rel == ".." or rel.startswith(".." + os.sep):
+            return False  # outside this rule's root: the rule says nothing about it
+        rel = "" if rel == "." else rel.replace(os.sep, "/")
+        return self.regex.fullmatch(rel) is not None
+
+
+def validate_path_pattern(pattern: str) -> str | None:
+    """A reason the pattern is unusable, or None."""
+    if not pattern.strip():
+        return "an empty path pattern"
+    if "\x00" in pattern:
+        return "a NUL byte in a path pattern"
+    if pattern.count("[") != pattern.count("]"):
+        return "an unbalanced [ ] in a path pattern"
+    try:
+        _glob_to_regex(_split_root(pattern, "/", "/", "/")[1], anchored=True)
+    except re.error as err:
+        return f"the path pattern does not compile ({err})"
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_path_pattern(pattern: str, settings_root: str, cwd: str, home: str | None = None) -> PathPattern:
+    """Resolve the pattern's root (``//`` abs, ``~/`` home, ``/`` settings dir, else cwd)."""
+    root, rel, anchored = _split_root(pattern, settings_root, cwd, home or os.path.expanduser("~"))
+    return PathPattern(os.path.normpath(root), _glob_to_regex(rel, anchored), pattern)
+
+
+def _split_root(pattern: str, settings_root: str, cwd: str, home: str) -> tuple[str, str, bool]:
+    if pattern.startswith("//"):
+        root, rel, anchored = "/", pattern[2:], True
+    elif pattern == "~" or pattern.startswith("~/"):
+        root, rel, anchored = home, pattern[2:], True
+    elif pattern.startswith("/"):
+        root, rel, anchored = settings_root, pattern[1:], True
+    elif pattern == "." or pattern.startswith("./"):
+        root, rel, anchored = cwd, pattern[2:], True
+    else:
+        root, rel, anchored = cwd, pattern, False
+    # A trailing "/**" means "the folder and everything in it", which is what the folder
+    # pattern alone already means here (descendants of a match match).
+    while rel.endswith("/**"):
+        rel = rel[:-3]
+    if rel in ("**", "*") and not anchored:
+        rel, anchored = "", True
+    rel = rel.rstrip("/")
+    # gitignore: a slash at the start or in the middle anchors the pattern to its root.
+    return root, rel, anchored or "/" in rel
+
+
+def _glob_to_regex(rel: str, anchored: bool) -> re.Pattern[str]:
+    if rel in ("", "**"):
+        return re.compile(r".*", re.DOTALL)
+    out: list[str] = []
+    i, n = 0, len(rel)
+    while i < n:
+        c = rel[i]
+        if rel.startswith("**/", i) and (i == 0 or rel[i - 1] == "/"):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif rel.startswith("**", i) and i + 2 == n and (i == 0 or rel[i - 1] == "/"):
+            out.append(r".*")
+            i += 2
+        elif c == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif c == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif c == "[":
+            end = rel.find("]", i + 1)
+            body = rel[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        elif c == "\\" and i + 1 < n:
+            out.append(re.escape(rel[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(c))
+            i += 1
+    body = "".join(out)
+    prefix = "" if anchored else r"(?:.*/)?"
+    # Descendants of a matching folder match too (gitignore ignores a folder's contents).
+    return re.compile(prefix + body + r"(?:/.*)?", re.DOTALL)
+
+
+def paths_for_check(path: str, cwd: str) -> list[str]:
+    """The path made absolute and normalised, then the same with symlinks resolved."""
+    given = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+    resolved = os.path.realpath(given)
+    return [given] if resolved == given else [given, resolved]
+
+
+def is_inside(path: str, folder: str) -> bool:
+    folder = folder.rstrip(os.sep) or os.sep
+    return path == folder or path.startswith(folder if folder == os.sep else folder + os.sep)
+
+
+def inside_working_dirs(paths: Iterable[str], dirs: Iterable[str]) -> bool:
+    """Every form of the path lies in some working directory (given or resolved form)."""
+    forms: list[str] = []
+    for folder in dirs:
+        norm = os.path.normpath(folder)
+        forms.append(norm)
+        real = os.path.realpath(norm)
+        if real != norm:
+            forms.append(real)
+    return all(any(is_inside(p, d) for d in forms) for p in paths)
+
+
+def safety_concern(paths: Iterable[str]) -> str | None:
+    """Why editing this path needs a person's eyes, or None."""
+    for path in paths:
+        parts = path.replace(os.sep, "/").split("/")
+        for part in parts[:-1]:
+            if part in _RISKY_DIRS:
+                return f"{path} is inside a {part} folder, whose files configure tools or can run code"
+        if parts and (parts[-1] in _RISKY_FILES or parts[-1] in _RISKY_DIRS):
+            return f"{path} is a configuration file that can change how tools or shells behave"
+    return None

@@ -1,0 +1,77 @@
+"""Running one prepared call with its events: shared by both schedulers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..execution import CallOutcome, CallPipeline, PreparedCall
+from ..execution.pipeline import synthetic_outcome
+from ..tool import INTERRUPT, ToolContext
+from .trace import RunEvents
+
+__all__ = ["apply_modifier", "cancel_running", "ensure_outcome", "execute_call", "should_cancel"]
+
+
+async def execute_call(pipeline: CallPipeline, call: PreparedCall, ctx: ToolContext, events: RunEvents, batch: int) -> CallOutcome:
+    if events:
+        events.emit("started", call.tool_use_id, call.name, batch)
+    approver = traced_approver(pipeline.approver, call, events, batch) if events and pipeline.approver else None
+    outcome = await pipeline.run(call, ctx, approver)
+    if events:
+        events.emit("finished", call.tool_use_id, call.name, batch, outcome, status=outcome.status, is_error=outcome.is_error)
+    return outcome
+
+
+def should_cancel(call: PreparedCall, reason: str) -> bool:
+    """An interrupt (a new user message) stops only tools that declared "cancel"."""
+    return reason != INTERRUPT or call.interrupt_behavior == "cancel"
+
+
+def ensure_outcome(outcome: CallOutcome | None, call: PreparedCall, reason: str | None, started: bool) -> CallOutcome:
+    """Never leave a call unanswered: a missing outcome becomes a synthetic one."""
+    if outcome is not None:
+        return outcome
+    return synthetic_outcome(call, reason, started=started)
+
+
+def cancel_running(running: dict[str, tuple[asyncio.Future[object], PreparedCall]], reason: str, skip: str = "") -> None:
+    for tool_use_id, (task, call) in list(running.items()):
+        if tool_use_id != skip and should_cancel(call, reason):
+            task.cancel()
+
+
+def apply_modifier(context: ToolContext, outcome: CallOutcome) -> ToolContext:
+    """Apply a call's context modifier; a modifier that fails leaves the context as it was."""
+    if outcome.context_modifier is None:
+        return context
+    try:
+        updated = outcome.context_modifier(context)
+    except Exception:
+        return context
+    return updated if isinstance(updated, ToolContext) else context
+
+
+def traced_approver(approver: Any, call: PreparedCall, events: RunEvents, batch: int) -> Any:
+    """The approver, wrapped so a run shows when a call waits for a person and what they said."""
+
+    async def ask(*args: Any, **kwargs: Any) -> Any:
+        events.emit("permission_asked", call.tool_use_id, call.name, batch)
+        answer = None
+        try:
+            answer = await approver(*args, **kwargs)
+            return answer
+        finally:
+            events.emit("permission_answered", call.tool_use_id, call.name, batch, answer=_describe(answer))
+
+    return ask
+
+
+def _describe(answer: Any) -> str:
+    if answer is None:
+        return "none"
+    for attr in ("behavior", "kind", "decision", "value"):
+        value = getattr(answer, attr, None)
+        if isinstance(value, str):
+            return value
+    return str(answer)

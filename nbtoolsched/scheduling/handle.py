@@ -1,0 +1,130 @@
+"""A live run: per-call states anyone can watch, and ``await run`` for the results."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generator
+
+from ..execution import CallOutcome, PreparedCall
+from ..messages import ToolResultBlock
+from ..tool import USER_ABORT, AbortSignal
+from .trace import RunEvents, Trace, TraceEvent
+
+__all__ = ["CallState", "RunHandle"]
+
+
+@dataclass(slots=True)
+class CallState:
+    """What a panel row shows for one call."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    batch: int = 0
+    state: str = "queued"  # queued | awaiting_approval | executing | completed | cancelled | error | denied | deferred
+    queued_at: float | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    last_progress: Any = None
+    progress_count: int = 0
+    outcome: CallOutcome | None = None
+
+    @property
+    def elapsed(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at if self.finished_at is not None else time.monotonic()
+        return end - self.started_at
+
+    def apply(self, event: TraceEvent) -> None:
+        if event.batch:
+            self.batch = event.batch
+        kind = event.kind
+        if kind == "queued":
+            self.queued_at = event.time
+        elif kind == "started":
+            self.started_at = event.time
+            self.state = "executing"
+        elif kind == "permission_asked":
+            self.state = "awaiting_approval"
+        elif kind == "permission_answered":
+            self.state = "executing"
+        elif kind == "progress":
+            self.last_progress = event.data.get("data")
+            self.progress_count += 1
+        elif kind == "finished":
+            self.finished_at = event.time
+            self.state = str(event.data.get("status", "completed"))
+
+
+class RunHandle:
+    """Returned by ``Scheduler.submit``: the run goes on as a task; watch it or await it."""
+
+    def __init__(self, calls: list[PreparedCall], abort: AbortSignal, events: RunEvents) -> None:
+        self.abort_signal = abort
+        self.events = events
+        self.trace = Trace()
+        self.states: dict[str, CallState] = {}
+        self.order: list[str] = []
+        for call in calls:
+            key = call.tool_use_id if call.tool_use_id not in self.states else f"{call.tool_use_id}#{call.index}"
+            self.states[key] = CallState(call.tool_use_id, call.name, call.input)
+            self.order.append(key)
+        self.outcomes: list[CallOutcome] | None = None
+        self.task: asyncio.Task[list[CallOutcome]] | None = None
+        self._listeners: list[Callable[[TraceEvent], None]] = []
+        events.subscribe(self._on_event)
+
+    def _on_event(self, event: TraceEvent) -> None:
+        self.trace.record(event)
+        state = self.states.get(event.tool_use_id)
+        if state is not None:
+            state.apply(event)
+        for listener in tuple(self._listeners):
+            listener(event)
+
+    def subscribe(self, listener: Callable[[TraceEvent], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    # -- results -------------------------------------------------------------------------
+    def done(self) -> bool:
+        return self.outcomes is not None
+
+    @property
+    def results(self) -> list[ToolResultBlock]:
+        if self.outcomes is None:
+            raise RuntimeError("the run has not finished; await it first")
+        return [o.result for o in self.outcomes]
+
+    @property
+    def pending_approvals(self) -> list[dict[str, Any]]:
+        """Calls stopped under the ``defer`` policy, as plain data (JSON-serialisable)."""
+        pending = []
+        for outcome in self.outcomes or []:
+            if outcome.status == "deferred":
+                state = self.states.get(outcome.tool_use_id)
+                pending.append({"tool_use_id": outcome.tool_use_id, "tool_name": outcome.tool_name,
+                                "input": state.input if state else {}})
+        return pending
+
+    def abort(self, reason: str = USER_ABORT) -> None:
+        """Stop the run: running tools are stopped, queued ones never start; all get results."""
+        self.abort_signal.abort(reason)
+
+    def summary(self) -> str:
+        counts: dict[str, int] = {}
+        for key in self.order:
+            counts[self.states[key].state] = counts.get(self.states[key].state, 0) + 1
+        parts = [f"{n} {state}" for state, n in sorted(counts.items())]
+        return f"{len(self.order)} calls: " + ", ".join(parts)
+
+    def __await__(self) -> Generator[Any, None, list[ToolResultBlock]]:
+        assert self.task is not None
+        yield from asyncio.shield(self.task).__await__()
+        return self.results
+
+    def __repr__(self) -> str:
+        return f"<RunHandle {self.summary()}>"

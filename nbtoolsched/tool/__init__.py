@@ -1,0 +1,33 @@
+"""The tool layer: what a tool is, what it gets, what it answers."""
+
+from .abort import INTERRUPT, SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortError, AbortSignal
+from .base import DEFAULT_MAX_RESULT_SIZE_CHARS, EmptyInput, InterruptBehavior, Tool, ToolOutput, Validation, render_content
+from .context import ContextModifier, ProgressSink, ToolContext
+from .decision import Decision, DecisionReason
+from .decorator import FunctionTool, tool
+from .filestate import FileState, FileStateCache
+
+__all__ = [
+    "AbortError",
+    "AbortSignal",
+    "ContextModifier",
+    "DEFAULT_MAX_RESULT_SIZE_CHARS",
+    "Decision",
+    "DecisionReason",
+    "EmptyInput",
+    "FileState",
+    "FileStateCache",
+    "FunctionTool",
+    "INTERRUPT",
+    "InterruptBehavior",
+    "ProgressSink",
+    "SIBLING_ERROR",
+    "STREAMING_FALLBACK",
+    "Tool",
+    "ToolContext",
+    "ToolOutput",
+    "USER_ABORT",
+    "Validation",
+    "render_content",
+    "tool",
+]
