@@ -73,7 +73,6 @@ class StreamingToolExecutor:
         self._batch = 0
         self._last_safe: bool | None = None
         self._stop_watching = ctx.abort.on_abort(self._on_query_abort)
-        self.siblings.on_abort(self._on_sibling_abort)
 
     # -- feeding ----------------------------------------------------------------------
     def add_tool(self, block: Any) -> TrackedTool:
@@ -164,7 +163,7 @@ class StreamingToolExecutor:
         tracked.status = "completed"
         if self._is_shell_failure(tracked, outcome):
             self.errored_description = tracked.call.description
-            self.siblings.abort(SIBLING_ERROR)
+            self._stop_siblings(SIBLING_ERROR)
         if not tracked.safe:
             self.context = apply_modifier(self.context, outcome)
         self._changed.set()
@@ -188,8 +187,9 @@ class StreamingToolExecutor:
                 tracked.task.cancel()
         self._changed.set()
 
-    def _on_sibling_abort(self, reason: str) -> None:
+    def _stop_siblings(self, reason: str) -> None:
         """A shell sibling failed, or the answer was discarded: stop everything running."""
+        self.siblings.abort(reason)
         for tracked in self.tools:
             if tracked.status == "executing" and tracked.task is not None:
                 tracked.task.cancel()
@@ -242,8 +242,7 @@ class StreamingToolExecutor:
     def discard(self) -> None:
         """The stream restarts: forget this answer. Unstarted calls never start."""
         self.discarded = True
-        self.siblings.abort(STREAMING_FALLBACK)
-        self._changed.set()
+        self._stop_siblings(STREAMING_FALLBACK)
 
     async def aclose(self) -> None:
         """Wait until no task of this executor is left running."""

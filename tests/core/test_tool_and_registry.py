@@ -1,0 +1,123 @@
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+import nbtoolsched as nts
+from nbtoolsched.registry import DuplicateToolError
+
+
+class Bare(nts.Tool):
+    name = "Bare"
+
+
+def test_tool_defaults_fail_closed() -> None:
+    tool = Bare()
+    assert tool.is_concurrency_safe(None) is False
+    assert tool.is_read_only(None) is False
+    assert tool.is_destructive(None) is False
+    assert tool.is_enabled() is True
+    assert tool.interrupt_behavior == "block"
+    decision = asyncio.run(tool.check_permissions(None, nts.ToolContext()))
+    assert decision.behavior == "passthrough"
+
+
+def test_decorator_derives_input_model_and_injects_context() -> None:
+    seen: dict[str, Any] = {}
+
+    @nts.tool(read_only=True)
+    async def word_count(path: str, ctx: nts.ToolContext, limit: int = 10) -> int:
+        """Count the words of a file."""
+        seen["ctx"] = ctx
+        return len(path) + limit
+
+    schema = word_count.input_schema()
+    assert schema["required"] == ["path"]
+    assert set(schema["properties"]) == {"path", "limit"}  # ctx is not an input
+    assert word_count.is_concurrency_safe(None) and word_count.is_read_only(None)
+    assert word_count.to_api()["description"] == "Count the words of a file."
+    results = asyncio.run(nts.Scheduler(nts.ToolRegistry([word_count])).run([{"type": "tool_use", "id": "a", "name": "word_count", "input": {"path": "abc"}}]))
+    assert results[0].content == "13"
+    assert isinstance(seen["ctx"], nts.ToolContext) and seen["ctx"].tool_use_id == "a"
+
+
+def test_sync_functions_run_off_the_event_loop() -> None:
+    threads: list[str] = []
+
+    @nts.tool
+    def where() -> str:
+        threads.append(threading.current_thread().name)
+        return "done"
+
+    asyncio.run(nts.Scheduler(nts.ToolRegistry([where])).run([{"type": "tool_use", "id": "a", "name": "where", "input": {}}]))
+    assert threads and threads[0] != threading.main_thread().name
+    assert where.is_concurrency_safe(None) is False  # not read-only, so not safe
+
+
+class Old(nts.Tool):
+    name = "TaskStop"
+    aliases = ("KillShell",)
+
+
+class Gated(nts.Tool):
+    name = "Gated"
+    gate = "experimental"
+
+
+class Broken(nts.Tool):
+    name = "Broken"
+
+    def is_enabled(self) -> bool:
+        raise RuntimeError("cannot tell")
+
+
+class Deferred(nts.Tool):
+    name = "mcp__git__git_log"
+    is_mcp = True
+    search_hint = "show the commit log"
+
+
+def test_registry_lookup_aliases_gates_and_hidden_tools() -> None:
+    reg = nts.ToolRegistry([Old, Gated(), Broken(), Bare()])
+    assert reg.get("KillShell") is reg.get("TaskStop")
+    assert reg.get("Gated") is None and reg.get("Broken") is None  # gated off; cannot say if enabled
+    reg.gates["experimental"] = True
+    assert reg.get("Gated") is not None
+    reg.hidden = lambda tool: tool.name == "TaskStop"
+    assert reg.get("TaskStop") is None
+    assert [t.name for t in reg.active()] == ["Bare", "Gated"]
+    with pytest.raises(DuplicateToolError):
+        reg.register(Bare())
+
+
+def test_deprecated_alias_reaches_the_full_pool() -> None:
+    reg = nts.ToolRegistry([Old], simple=True)  # simple mode leaves TaskStop out of the active pool
+    assert reg.active() == []
+    assert reg.get("TaskStop") is None
+    assert reg.get("KillShell") is not None  # an old transcript's name still answers
+
+
+def test_deferred_tools_are_summarised_until_discovered() -> None:
+    reg = nts.ToolRegistry([Bare(), Deferred()])
+    assert [t["name"] for t in reg.api_tools()] == ["Bare"]
+    assert reg.deferred_summaries() == ["mcp__git__git_log: show the commit log"]
+    assert "ToolSearch" in reg.deferred_prompt()
+    assert [t["name"] for t in reg.api_tools({"mcp__git__git_log"})] == ["Bare", "mcp__git__git_log"]
+
+
+def test_abort_tree_children_follow_parents_not_the_reverse() -> None:
+    root = nts.AbortSignal()
+    child = root.child()
+    grandchild = child.child()
+    grandchild.abort("sibling_error")
+    assert grandchild.aborted and not child.aborted and not root.aborted
+    fired: list[str] = []
+    remove = child.on_abort(fired.append)
+    root.abort("user_abort")
+    assert child.reason == "user_abort" and fired == ["user_abort"]
+    remove()
+    bubbled = nts.AbortSignal()
+    leaf = bubbled.child(bubble=bubbled.abort)
+    leaf.abort("user_abort")
+    assert bubbled.reason == "user_abort"
