@@ -78,6 +78,7 @@ class PreToolUseOutcome:
     prevent_continuation: bool = False
     stop_reason: str | None = None
     stop: str | None = None  # a hook failed or was cancelled: the call must not run
+    notices: list[str] = field(default_factory=list)  # non-blocking hook errors, for the user
 
 
 @dataclass(slots=True)
@@ -87,6 +88,7 @@ class PostToolUseOutcome:
     prevent_continuation: bool = False
     stop_reason: str | None = None
     updated_output: Any = None  # MCP tools only: replaces the tool's output
+    notices: list[str] = field(default_factory=list)  # non-blocking hook errors, for the user
 
 
 @runtime_checkable
@@ -110,6 +112,10 @@ class ApprovalDeferred(Exception):
         self.request = request
 
 
+_DEFAULT_REASON = DecisionReason("default", "no permission system configured")
+_ALLOWED = Decision.allow(None, _DEFAULT_REASON)
+
+
 class AllowUnlessDenied:
     """The simplest gate: a hook's or the tool's own deny stands, anything else runs."""
 
@@ -121,7 +127,7 @@ class AllowUnlessDenied:
         if own.behavior == "deny":
             return own
         updated = (hook.updated_input if hook is not None else None) or own.updated_input
-        return Decision.allow(updated, DecisionReason("default", "no permission system configured"))
+        return _ALLOWED if updated is None else Decision.allow(updated, _DEFAULT_REASON)
 
     def hides(self, tool: Tool) -> bool:
         return False

@@ -39,6 +39,7 @@ class Scheduler:
         cwd: str | os.PathLike[str] | None = None,
         context: ToolContext | None = None,
         session_dir: str | os.PathLike[str] | None = None,
+        record_trace: bool = True,
     ) -> None:
         self.registry = registry if registry is not None else ToolRegistry()
         self.permissions = permissions
@@ -51,6 +52,7 @@ class Scheduler:
         if self.context.registry is None:
             self.context.registry = self.registry
         self.events = RunEvents()  # scheduler-wide listeners see every run
+        self.record_trace = record_trace  # keep each run's trace in ``last_trace``
         self.last_trace: Trace | None = None
 
     # -- pieces ---------------------------------------------------------------------------
@@ -90,11 +92,12 @@ class Scheduler:
         """Run a batch; every outcome (result, status, attachments) in block order."""
         calls = self.prepare(blocks)
         ctx = self._run_context(abort)
-        trace = Trace()
         run_events = events if events is not None else self._run_events()
-        run_events.listeners.append(trace.record)
+        trace = Trace()
+        if self.record_trace:
+            run_events.listeners.append(trace.record)
         result = await run_tools(calls, self.pipeline, ctx, cap=self.max_concurrency, events=run_events)
-        self.last_trace = trace
+        self.last_trace = trace if self.record_trace else None
         self.context = result.context.for_call("", self.context.abort)
         return result
 

@@ -74,12 +74,17 @@ class ToolContext:
 
     def for_call(self, tool_use_id: str, abort: AbortSignal, sink: ProgressSink | None = None) -> "ToolContext":
         clone = object.__new__(ToolContext)
-        for name in ToolContext.__slots__:
-            object.__setattr__(clone, name, getattr(self, name))
-        clone.tool_use_id = tool_use_id
+        clone.cwd = self.cwd
         clone.abort = abort
-        if sink is not None:
-            clone._sink = sink
+        clone.tool_use_id = tool_use_id
+        clone.file_state = self.file_state
+        clone.permission_context = self.permission_context
+        clone.session_dir = self.session_dir
+        clone.session_id = self.session_id
+        clone.registry = self.registry
+        clone.messages = self.messages
+        clone.options = self.options
+        clone._sink = sink if sink is not None else self._sink
         return clone
 
     def replace(self, **changes: Any) -> "ToolContext":
