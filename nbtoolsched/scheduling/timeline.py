@@ -80,7 +80,7 @@ def render_svg_timeline(trace: Trace, width: int = 640, row_height: int = 22, ti
     t0 = min(_first(s) for s in spans)
     total = max(max((s.finished or _first(s)) for s in spans) - t0, 1e-6)
     label_w, top, axis_h = 170, 24 if title else 8, 26
-    plot_w = width - label_w - 12
+    plot_w = width - label_w - 120  # the right margin holds the batch labels
     height = top + len(spans) * row_height + axis_h
 
     def x(t: float) -> float:
