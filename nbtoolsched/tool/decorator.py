@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Callable, get_type_hints
+from typing import Any, Callable, TypedDict, get_type_hints
+
+from typing_extensions import Unpack
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from .base import InterruptBehavior, Tool, ToolOutput
 from .context import ToolContext
 
-__all__ = ["tool", "FunctionTool"]
+__all__ = ["tool", "FunctionTool", "ToolOptions"]
 
 
 class FunctionTool(Tool):
@@ -77,43 +79,33 @@ class FunctionTool(Tool):
         return self.fn(*args, **kwargs)
 
 
-def tool(
-    fn: Callable[..., Any] | None = None,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    read_only: bool = False,
-    concurrency_safe: bool | None = None,
-    destructive: bool = False,
-    aliases: tuple[str, ...] = (),
-    interrupt_behavior: InterruptBehavior = "block",
-    max_result_size_chars: float = 100_000,
-    should_defer: bool = False,
-    search_hint: str = "",
-    run_sync_in_thread: bool = True,
-) -> Any:
+class ToolOptions(TypedDict, total=False):
+    """What ``@tool(...)`` accepts; each is the FunctionTool argument of the same name."""
+
+    name: str | None
+    description: str | None
+    read_only: bool
+    concurrency_safe: bool | None
+    destructive: bool
+    aliases: tuple[str, ...]
+    interrupt_behavior: InterruptBehavior
+    max_result_size_chars: float
+    should_defer: bool
+    search_hint: str
+    run_sync_in_thread: bool
+
+
+def tool(fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]) -> Any:
     """Make a Tool from a function: ``@tool`` or ``@tool(read_only=True)``.
 
     A parameter annotated ``ToolContext`` (or named ``ctx``) receives the call's context
     and is not part of the input the model sees. Sync functions run in a worker thread
-    unless ``run_sync_in_thread=False``.
+    unless ``run_sync_in_thread=False``. A read-only function is concurrency-safe unless
+    ``concurrency_safe=False`` says otherwise.
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(
-            f,
-            name=name,
-            description=description,
-            read_only=read_only,
-            concurrency_safe=concurrency_safe,
-            destructive=destructive,
-            aliases=aliases,
-            interrupt_behavior=interrupt_behavior,
-            max_result_size_chars=max_result_size_chars,
-            should_defer=should_defer,
-            search_hint=search_hint,
-            run_sync_in_thread=run_sync_in_thread,
-        )
+        return FunctionTool(f, **options)
 
     return wrap(fn) if fn is not None else wrap
 
