@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..shell import parse_command
 from ..tool import Decision, DecisionReason, Tool
 from .matching import content_rule_matches, domain_rule_matches, host_of, path_rule_matches, shell_pattern, shell_rule_matches
 from .modes import ACCEPT_EDITS_COMMANDS
@@ -117,7 +118,9 @@ def _file_path(facts: CallFacts) -> str | None:
 
 
 def _path_rules(facts: CallFacts, behavior: str, family: str) -> list[PermissionRule]:
-    return facts.rules.content_rules(behavior, {family, *facts.names})  # type: ignore[arg-type]
+    """Read(...) or Edit(...) rules, plus rules naming the tool itself when it is of that family."""
+    own = facts.names if (facts.tool.file_access or "").capitalize() == family else set()
+    return facts.rules.content_rules(behavior, {family, *own})  # type: ignore[arg-type]
 
 
 def _first_path_rule(facts: CallFacts, behavior: str, family: str, paths: list[str]) -> PermissionRule | None:
@@ -225,7 +228,10 @@ def _shell_check(facts: CallFacts) -> Decision:
         )
     subs = [s.strip() for s in subs if s.strip()] or [command]
     structural = _structure_check(subs)
-    results = [_subcommand_check(facts, sub, rules, field_name) for sub in subs]
+    redirect, writes_files = _redirect_check(facts, command)
+    if redirect is not None and redirect.behavior == "deny":
+        return redirect
+    results = [_subcommand_check(facts, sub, rules, field_name, read_only_ok=not writes_files) for sub in subs]
     denied = next((r for r in results if r.behavior == "deny"), None)
     if denied is not None:
         return denied
@@ -234,6 +240,8 @@ def _shell_check(facts: CallFacts) -> Decision:
         return immune
     if structural is not None:
         return structural
+    if redirect is not None:
+        return redirect
     if exact_allow is not None:
         return _decide(exact_allow, command)
     pending = [(s, r) for s, r in zip(subs, results) if r.behavior != "allow"]
@@ -263,7 +271,9 @@ def _structure_check(subs: list[str]) -> Decision | None:
     return None
 
 
-def _subcommand_check(facts: CallFacts, sub: str, rules: dict[str, list[PermissionRule]], field_name: str) -> Decision:
+def _subcommand_check(
+    facts: CallFacts, sub: str, rules: dict[str, list[PermissionRule]], field_name: str, *, read_only_ok: bool = True
+) -> Decision:
     denyish = deny_candidates(sub)
     for behavior in ("deny", "ask"):
         rule = next((r for r in rules[behavior] if shell_rule_matches(r, denyish)), None)
@@ -277,9 +287,52 @@ def _subcommand_check(facts: CallFacts, sub: str, rules: dict[str, list[Permissi
         return _decide(rule, sub)
     if facts.mode == "acceptEdits" and first_word(denyish[-1]) in ACCEPT_EDITS_COMMANDS:
         return Decision.allow(None, DecisionReason("mode", f"acceptEdits allows `{first_word(denyish[-1])}` inside the working directories"))
-    if _read_only(facts, sub, field_name):
+    if read_only_ok and _read_only(facts, sub, field_name):
         return Decision.allow(None, DecisionReason("tool", "read-only command"))
     return Decision.passthrough(f"No rule allows `{sub}`.")
+
+
+_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
+_SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+
+
+def _redirect_check(facts: CallFacts, command: str) -> tuple[Decision | None, bool]:
+    """Redirect targets are paths too (the splitter drops them from subcommands).
+
+    Returns a deny/ask for a target that is denied, dynamic or outside the working
+    dirs, and whether any file is written (which rules out the read-only auto-allow,
+    except in acceptEdits mode for targets inside the working dirs)."""
+    parsed = parse_command(command)
+    writes = False
+    for cmd in parsed.commands:
+        for redirect in cmd.redirects:
+            if redirect.is_heredoc or redirect.op in ("<<<",) or redirect.target is None:
+                continue
+            target = redirect.target
+            if redirect.op in (">&", "<&") and target.value.isdigit() or target.value == "-":
+                continue  # a file-descriptor copy such as 2>&1
+            output = redirect.op in _OUTPUT_OPS
+            if output and target.value in _SAFE_TARGETS:
+                continue
+            if not target.is_static:
+                return Decision.ask(f"The redirection {redirect.text!r} uses a path the shell computes.", DecisionReason("other", "dynamic redirect")), True
+            family = "Edit" if output else "Read"
+            paths = paths_for_check(target.value, facts.cwd)
+            rule = _first_path_rule(facts, "deny", family, paths)
+            if rule is not None:
+                return _decide(rule, f"redirecting to {paths[0]}"), True
+            inside = inside_working_dirs(paths, facts.working_dirs)
+            if not inside and _first_path_rule(facts, "allow", family, paths) is None:
+                return Decision.ask(
+                    f"The redirection {redirect.text!r} touches {paths[0]}, outside the working directories.",
+                    DecisionReason("tool", "redirect outside working directories"),
+                ), output
+            if output:
+                concern = safety_concern(paths)
+                if concern:
+                    return Decision.ask(f"Writing needs approval: {concern}.", DecisionReason("safety_check", concern)), True
+                writes = writes or not (facts.mode == "acceptEdits" and inside)
+    return None, writes
 
 
 def _compound(facts: CallFacts, candidate: str) -> bool:
@@ -339,6 +392,3 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
             )
     return None
 
-
-def with_updated(decision: Decision, updated: dict[str, Any] | None) -> Decision:
-    return replace(decision, updated_input=updated) if updated is not None else decision

@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
+
+from ..shell import strip_env_prefix, strip_wrappers
 
 __all__ = [
-    "SAFE_ENV_VARS",
     "ShellPattern",
     "compile_shell_pattern",
     "allow_candidates",
@@ -24,23 +25,6 @@ __all__ = [
     "suggest_shell_rule",
     "first_word",
 ]
-
-SAFE_ENV_VARS = frozenset(
-    """GOEXPERIMENT GOOS GOARCH CGO_ENABLED GO111MODULE RUST_BACKTRACE RUST_LOG NODE_ENV PYTHONUNBUFFERED
-    PYTHONDONTWRITEBYTECODE PYTEST_DISABLE_PLUGIN_AUTOLOAD PYTEST_DEBUG ANTHROPIC_API_KEY LANG LANGUAGE LC_ALL
-    LC_CTYPE LC_TIME CHARSET TERM COLORTERM NO_COLOR FORCE_COLOR TZ LS_COLORS LSCOLORS GREP_COLOR GREP_COLORS
-    GCC_COLORS TIME_STYLE BLOCK_SIZE BLOCKSIZE""".split()
-)
-
-_ANY_ENV = re.compile(r"""^[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"]*)[ \t]+""")
-_SAFE_ENV = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=[A-Za-z0-9_./:-]+[ \t]+")
-_WRAPPERS = (
-    re.compile(r"^timeout[ \t]+(?:(?:--?[A-Za-z-]+=\S+|-[ks][ \t]+\S+|--?[A-Za-z-]+)[ \t]+)*\d+(?:\.\d+)?[smhd]?[ \t]+"),
-    re.compile(r"^time[ \t]+(?:-p[ \t]+)?"),
-    re.compile(r"^nice[ \t]+(?:-n[ \t]+-?\d+[ \t]+|-{1,2}\d+[ \t]+)?"),
-    re.compile(r"^stdbuf[ \t]+(?:(?:-[ioe][ \t]*\S+|--(?:input|output|error)=\S+)[ \t]+)+"),
-    re.compile(r"^nohup[ \t]+"),
-)
 
 Kind = Literal["prefix", "wildcard", "exact"]
 
@@ -114,36 +98,26 @@ def _wildcard_body(pattern: str) -> str:
     return "".join(parts)
 
 
-def _peel(command: str, patterns: tuple[re.Pattern[str], ...], keep: Callable[[re.Match[str]], bool]) -> list[str]:
-    """Every spelling reached by repeatedly removing a leading match, in order."""
-    seen = [command.strip()]
-    current = seen[0]
-    while True:
-        for pattern in patterns:
-            m = pattern.match(current)
-            if m and keep(m):
-                current = current[m.end() :].lstrip()
-                break
-        else:
-            return seen
-        if not current or current in seen:
-            return seen
-        seen.append(current)
-
-
 def deny_candidates(command: str) -> list[str]:
-    """Spellings a deny/ask rule is tried on: every env assignment and wrapper removed."""
-    return _peel(command, (_ANY_ENV, *_WRAPPERS), lambda m: True)
+    """Spellings a deny/ask rule is tried on: every env assignment and wrapper peeled off."""
+    forms = [command.strip()]
+    while True:
+        unenv = strip_env_prefix(forms[-1])
+        bare = strip_wrappers(unenv)
+        new = [f for f in dict.fromkeys((unenv, bare)) if f and f not in forms]
+        if not new:
+            return forms
+        forms.extend(new)
 
 
 def allow_candidates(command: str) -> list[str]:
-    """Spellings an allow rule is tried on: only safe env vars, then wrappers, removed."""
-    safe = _peel(command, (_SAFE_ENV,), lambda m: m.group(1) in SAFE_ENV_VARS)
-    out = list(safe)
-    for form in _peel(safe[-1], _WRAPPERS, lambda m: True)[1:]:
-        if form not in out:
-            out.append(form)
-    return out
+    """Spellings an allow rule is tried on: only safe env vars, then wrappers, peeled off."""
+    forms = [command.strip()]
+    safe = strip_env_prefix(forms[0], safe_only=True)
+    for form in (safe, strip_wrappers(safe)):
+        if form and form not in forms:
+            forms.append(form)
+    return forms
 
 
 def first_word(command: str) -> str:

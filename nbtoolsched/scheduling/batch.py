@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..execution import CallOutcome, CallPipeline, PreparedCall
+from ..execution.results import error_result
 from ..tool import USER_ABORT, ProgressSink, ToolContext
 from .calls import apply_modifier, cancel_running, ensure_outcome, execute_call
 from .concurrency import max_tool_use_concurrency, start_workers
@@ -26,6 +27,7 @@ __all__ = ["run_tools", "ToolRunResult"]
 class ToolRunResult:
     outcomes: list[CallOutcome]  # one per call, in block order
     context: ToolContext  # after every context modifier
+    state: Any = None  # a RunState when the run stopped for deferred approvals
 
 
 async def run_tools(
@@ -57,11 +59,17 @@ async def run_tools(
                     context = apply_modifier(context, outcome)
             if context is not before and events:
                 events.emit("context", batch=batch.number)
+            if any(outcomes[position[id(c)]].status == "deferred" for c in batch.calls):  # type: ignore[union-attr]
+                break  # a call waits for an answer nobody can give now: later calls may depend on it
     finally:
         reason = ctx.abort.reason or USER_ABORT
+        stopped_for_answers = not ctx.abort.aborted and any(o is not None and o.status == "deferred" for o in outcomes)
         for i, call in enumerate(calls):
             if outcomes[i] is None:
-                outcome = outcomes[i] = ensure_outcome(None, call, reason, i in started)
+                if stopped_for_answers:
+                    outcome = outcomes[i] = not_started(call)
+                else:
+                    outcome = outcomes[i] = ensure_outcome(None, call, reason, i in started)
                 if events:
                     events.emit("finished", call.tool_use_id, call.name, 0, outcome, status=outcome.status, is_error=True)
     return ToolRunResult(outcomes, context)  # type: ignore[arg-type]
@@ -121,3 +129,9 @@ def _progress_sink(batches: list[Batch], events: RunEvents) -> ProgressSink:
         events.emit("progress", tool_use_id, name, number, data=data)
 
     return sink
+
+
+def not_started(call: PreparedCall) -> CallOutcome:
+    """A call after a deferred one: it waits for the resumed run."""
+    text = "Not run yet: an earlier call in this batch is waiting for approval."
+    return CallOutcome(call.tool_use_id, call.name, error_result(call.tool_use_id, text), "deferred")

@@ -73,6 +73,7 @@ class RunHandle:
             self.states[key] = CallState(call.tool_use_id, call.name, call.input)
             self.order.append(key)
         self.outcomes: list[CallOutcome] | None = None
+        self.state: Any = None  # a RunState to resume from, when approvals were deferred
         self.task: asyncio.Task[list[CallOutcome]] | None = None
         self._listeners: list[Callable[[TraceEvent], None]] = []
         events.subscribe(self._on_event)
@@ -102,13 +103,7 @@ class RunHandle:
     @property
     def pending_approvals(self) -> list[dict[str, Any]]:
         """Calls stopped under the ``defer`` policy, as plain data (JSON-serialisable)."""
-        pending = []
-        for outcome in self.outcomes or []:
-            if outcome.status == "deferred":
-                state = self.states.get(outcome.tool_use_id)
-                pending.append({"tool_use_id": outcome.tool_use_id, "tool_name": outcome.tool_name,
-                                "input": state.input if state else {}})
-        return pending
+        return list(self.state.pending) if self.state is not None else []
 
     def abort(self, reason: str = USER_ABORT) -> None:
         """Stop the run: running tools are stopped, queued ones never start; all get results."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Iterable, Mapping
 
 from ..execution import CallOutcome, CallPipeline, PreparedCall, discovered_tools, prepare_calls
 from ..messages import ProgressEvent, ResultEvent, SchedulerEvent, ToolResultBlock
@@ -21,6 +21,7 @@ from .batch import ToolRunResult, run_tools
 from .concurrency import max_tool_use_concurrency
 from .handle import RunHandle
 from .partition import Batch, partition_prepared
+from .resume import RunState, resumed_approver
 from .streaming import StreamingToolExecutor
 from .trace import RunEvents, Trace, TraceEvent
 
@@ -90,6 +91,7 @@ class Scheduler:
         self, blocks: Iterable[Any], *, abort: AbortSignal | None = None, events: RunEvents | None = None
     ) -> ToolRunResult:
         """Run a batch; every outcome (result, status, attachments) in block order."""
+        blocks = list(blocks) if not isinstance(blocks, (dict, str, bytes)) else blocks
         calls = self.prepare(blocks)
         ctx = self._run_context(abort)
         run_events = events if events is not None else self._run_events()
@@ -99,7 +101,38 @@ class Scheduler:
         result = await run_tools(calls, self.pipeline, ctx, cap=self.max_concurrency, events=run_events)
         self.last_trace = trace if self.record_trace else None
         self.context = result.context.for_call("", self.context.abort)
+        result.state = RunState.capture(blocks, calls, result.outcomes)  # type: ignore[arg-type]
         return result
+
+    async def resume(
+        self,
+        state: RunState | dict[str, Any],
+        answers: Mapping[str, Any],
+        *,
+        abort: AbortSignal | None = None,
+    ) -> ToolRunResult:
+        """Go on with a run that stopped for approvals: finished calls are not run again.
+
+        ``answers`` maps tool_use_id to an ``ApprovalAnswer`` (or its dict form). Calls
+        with no answer are asked through the usual approver (or deferred again).
+        """
+        saved = state if isinstance(state, RunState) else RunState.from_dict(state)
+        todo = saved.blocks_to_run()
+        pipeline = CallPipeline(self.pipeline.gate, self.pipeline.hooks, resumed_approver(answers, self.pipeline.approver))
+        calls = self.prepare(todo)
+        ctx = self._run_context(abort)
+        result = await run_tools(calls, pipeline, ctx, cap=self.max_concurrency, events=self._run_events())
+        fresh = {o.tool_use_id: o for o in result.outcomes}
+        merged: list[CallOutcome] = []
+        for block in saved.blocks:
+            key = block.get("id") if isinstance(block, dict) else None
+            if key in fresh:
+                merged.append(fresh[key])
+            elif key in saved.results:
+                merged.append(CallOutcome(key, str(block.get("name", "?")), saved.finished_result(key), "completed"))
+        merged_result = ToolRunResult(merged, result.context, RunState.capture(saved.blocks, self.prepare(saved.blocks), merged))
+        self.context = result.context.for_call("", self.context.abort)
+        return merged_result
 
     async def run(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> list[ToolResultBlock]:
         """One tool_result per block, in block order. Never raises for a bad block or tool."""
@@ -129,6 +162,7 @@ class Scheduler:
 
     def submit(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> RunHandle:
         """Start the run as a task on the running loop and return its live handle at once."""
+        blocks = list(blocks) if not isinstance(blocks, (dict, str, bytes)) else blocks
         calls = self.prepare(blocks)
         ctx = self._run_context(abort)
         events = self._run_events()
@@ -140,6 +174,7 @@ class Scheduler:
                 result = await run_tools(calls, self.pipeline, ctx, cap=self.max_concurrency, events=events)
             finally:
                 self.last_trace = trace
+            handle.state = RunState.capture(blocks, calls, result.outcomes)
             handle.outcomes = result.outcomes
             self.context = result.context.for_call("", self.context.abort)
             return result.outcomes

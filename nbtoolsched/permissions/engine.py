@@ -1,0 +1,466 @@
+"""``Permissions``: the PermissionGate, deciding in Claude Code's order.
+
+Order (reference §4.4 and §3.3 step 7):
+  hook deny → tool-wide deny → the tool's own check (its deny; then, in plan mode, any
+  call that is not read-only is denied) → tool-wide ask → own ask that must prompt
+  (content ask rule, safety check, a tool needing a person) → hook ask / hook allow →
+  bypassPermissions → tool-wide allow → own allow → ask.
+An ``ask`` is then settled by the mode: dontAsk denies it, auto lets the classifier
+decide (until it has refused too often), otherwise the approver is asked.
+Deliberately stricter than Claude Code in two places: a hook's ``ask`` does not skip
+deny rules, and plan mode denies (rather than asks for) calls that are not read-only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from ..tool import AbortError, Decision, DecisionReason, Tool, ToolContext
+from .approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
+from .base import ApprovalDeferred, PermissionRequest
+from .checks import CallFacts, builtin_check, is_immune_ask, shell_field, tool_kind
+from .classifier import Classifier, ClassifierRequest, DenialTracker, PatternClassifier
+from .errors import PermissionConfigError
+from .hooks import Hooks
+from .modes import AUTO_SAFE_TOOLS, MODE_TITLES, Mode, check_mode
+from .rules import Behavior, PermissionRule, RuleSet, make_rule, rules_from
+from .settings import load_settings
+from .shell_rules import suggest_shell_rule
+
+__all__ = ["Permissions", "Explanation", "default_splitter"]
+
+RuleSpec = str | Mapping[str, Any] | PermissionRule
+
+
+def default_splitter(command: str) -> list[str] | None:
+    """The shell package's splitter; None (so: ask) when it is missing or cannot split."""
+    try:
+        from ..shell import subcommand_strings
+    except ImportError:
+        return None
+    try:
+        return subcommand_strings(command)
+    except Exception:  # noqa: BLE001 - a parser failure means "cannot tell": fail closed
+        return None
+
+
+@dataclass
+class Explanation:
+    """Which rule, hook, mode or check settled a call, and the steps that led there."""
+
+    tool_name: str
+    behavior: str  # allow | deny | ask
+    decision: Decision
+    steps: list[str] = field(default_factory=list)
+
+    @property
+    def decided_by(self) -> str:
+        return self.decision.reason.kind if self.decision.reason else "default"
+
+    @property
+    def rule(self) -> str | None:
+        return self.decision.reason.rule if self.decision.reason else None
+
+    @property
+    def source(self) -> str | None:
+        return self.decision.reason.source if self.decision.reason else None
+
+    @property
+    def message(self) -> str | None:
+        return self.decision.message
+
+    def __str__(self) -> str:
+        head = f"{self.tool_name}: {self.behavior} (decided by {self.decision.reason.describe() if self.decision.reason else 'default'})"
+        lines = [head] + [f"  - {step}" for step in self.steps]
+        if self.decision.message:
+            lines.append(f"  message: {self.decision.message}")
+        return "\n".join(lines)
+
+
+class _NamedTool(Tool):
+    """Stands in for a tool that explain() only knows by name (Bash, Read, Edit...)."""
+
+    _READ = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LS"})
+    _EDIT = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # type: ignore[misc]
+        self.is_mcp = name.startswith("mcp__")  # type: ignore[misc]
+        self.file_access = "read" if name in self._READ else "edit" if name in self._EDIT else None  # type: ignore[misc]
+
+    def is_read_only(self, input: Any) -> bool:
+        return self.file_access == "read"
+
+    def get_path(self, input: Any) -> str | None:
+        data = input if isinstance(input, dict) else {}
+        return next((data[k] for k in ("file_path", "notebook_path", "path") if isinstance(data.get(k), str)), None)
+
+
+class Permissions:
+    """Rules, mode, hooks config, classifier and approver: one PermissionGate."""
+
+    def __init__(
+        self,
+        mode: str = "default",
+        allow: Iterable[RuleSpec] = (),
+        deny: Iterable[RuleSpec] = (),
+        ask: Iterable[RuleSpec] = (),
+        *,
+        additional_dirs: Iterable[str | os.PathLike[str]] = (),
+        approver: Approver | None = None,
+        classifier: Classifier | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        hooks: Hooks | None = None,
+        rules: Iterable[PermissionRule] = (),
+        home: str | None = None,
+        split_command: Callable[[str], list[str] | None] | None = None,
+        tools: Iterable[Tool] = (),
+    ) -> None:
+        self._mode: Mode = check_mode(mode)
+        self.cwd = str(Path(cwd or os.getcwd()).resolve())
+        self.rules = RuleSet()
+        for rule in rules:
+            self.rules.add(rule)
+        for behavior, specs in (("allow", allow), ("deny", deny), ("ask", ask)):
+            for rule in rules_from(specs, behavior, source="python", root=self.cwd):  # type: ignore[arg-type]
+                self.rules.add(rule)
+        self.additional_dirs = [os.path.normpath(os.path.join(self.cwd, os.path.expanduser(str(d)))) for d in additional_dirs]
+        self.approver: Approver = approver if approver is not None else ApprovalBroker(policy=None if os.environ.get("NBTOOLSCHED_APPROVAL") else "deny")
+        self.classifier: Classifier = classifier if classifier is not None else PatternClassifier()
+        self.denials = DenialTracker()
+        self.hooks = hooks
+        self.home = home or os.path.expanduser("~")
+        self.split_command = split_command or default_splitter
+        self.tools = {t.name: t for t in tools}
+        self.settings_files: list[Path] = []  # filled by from_settings
+
+    @classmethod
+    def from_settings(
+        cls,
+        cwd: str | os.PathLike[str],
+        user_dir: str | os.PathLike[str] | None = None,
+        *,
+        mode: str | None = None,
+        check_hooks: bool = True,
+        **options: Any,
+    ) -> "Permissions":
+        """Read the user, project and project-local settings.json files for ``cwd``.
+
+        ``mode`` overrides the files' defaultMode; other options are the constructor's."""
+        loaded = load_settings(cwd, user_dir, check_hooks=check_hooks)
+        extra_dirs = list(options.pop("additional_dirs", ()))
+        perms = cls(
+            mode or loaded.default_mode or "default",
+            options.pop("allow", ()),
+            options.pop("deny", ()),
+            options.pop("ask", ()),
+            cwd=cwd,
+            rules=loaded.rules,
+            additional_dirs=[*loaded.additional_dirs, *extra_dirs],
+            hooks=options.pop("hooks", None) or loaded.hooks,
+            **options,
+        )
+        perms.settings_files = loaded.files
+        return perms
+
+    # -- configuration ---------------------------------------------------------------------
+    @property
+    def mode(self) -> Mode:
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        self._mode = check_mode(value)
+
+    @property
+    def working_dirs(self) -> list[str]:
+        return [self.cwd, *self.additional_dirs]
+
+    def add_rule(self, rule: RuleSpec, behavior: Behavior = "allow", *, source: str = "python") -> PermissionRule:
+        made = make_rule(rule, behavior, source=source, root=self.cwd)  # type: ignore[arg-type]
+        self.rules.add(made)
+        return made
+
+    def add_session_rule(self, rule: RuleSpec, behavior: Behavior = "allow") -> PermissionRule:
+        """A rule that lasts for this Permissions object (what "allow always" saves)."""
+        return self.add_rule(rule, behavior, source="session")
+
+    def hides(self, tool: Tool) -> bool:
+        return self.rules.tool_wide("deny", tool.name, tool.aliases) is not None
+
+    # -- the gate ------------------------------------------------------------------------------
+    async def decide(self, request: PermissionRequest) -> Decision:
+        explanation = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision)
+        decision = explanation.decision
+        if decision.behavior == "allow":
+            self.denials.record_allow()
+            return decision
+        if decision.behavior == "deny":
+            return decision
+        return await self._settle_ask(request, decision, explanation)
+
+    async def _settle_ask(self, request: PermissionRequest, decision: Decision, explanation: Explanation) -> Decision:
+        tool = request.tool
+        if self._mode == "dontAsk":
+            return _dont_ask(tool.name, decision)
+        if self._mode == "auto":
+            settled = await self._auto(request, decision)
+            if settled is not None:
+                return settled
+        return await self._ask_person(request, decision)
+
+    async def _auto(self, request: PermissionRequest, decision: Decision) -> Decision | None:
+        """Settle an ask without a person, or None to fall back to asking."""
+        tool = request.tool
+        if is_immune_ask(decision) or _requires_person(tool):
+            return None
+        fast = await self._own_check(self._facts(tool, request.input, request.parsed, request.ctx, mode="acceptEdits"), request.ctx)
+        if fast.behavior == "allow":
+            self.denials.record_allow()
+            return replace(fast, reason=DecisionReason("mode", "auto mode: allowed as acceptEdits would allow it"))
+        if tool.name in AUTO_SAFE_TOOLS:
+            self.denials.record_allow()
+            return Decision.allow(None, DecisionReason("mode", f"auto mode allows {tool.name} without asking"))
+        if self.denials.exhausted:
+            return None
+        verdict = await self.classifier.classify(
+            ClassifierRequest(tool.name, request.input, request.ctx.cwd, _read_only(tool, request.parsed), decision.message or "")
+        )
+        if verdict.allow:
+            self.denials.record_allow()
+            return Decision.allow(None, DecisionReason("classifier", verdict.reason))
+        self.denials.record_denial()
+        return Decision.deny(
+            f"Auto mode refused this {tool.name} call: {verdict.reason}. Try a safer way to reach the goal, or ask the user.",
+            DecisionReason("classifier", verdict.reason),
+        )
+
+    async def _ask_person(self, request: PermissionRequest, decision: Decision) -> Decision:
+        tool = request.tool
+        approver: Approver = request.approver or self.approver
+        suggestions = decision.suggestions or _default_suggestions(tool, request.input)
+        asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), decision.message or _ask_text(tool), tuple(suggestions))
+        try:
+            answer = await approver(asked)
+        except (ApprovalDeferred, asyncio.CancelledError, AbortError):
+            raise
+        except Exception as err:  # noqa: BLE001 - a broken approver rejects, and stops the turn
+            return Decision.deny(f"The approval step failed ({err}); the {tool.name} call was not run.", DecisionReason("user", "approver error"), abort_turn=True)
+        if answer.kind == "deny":
+            return _rejection(tool.name, decision, answer)
+        if answer.kind == "allow_always":
+            for rule in answer.rules or asked.suggested_rules or (tool.name,):
+                try:
+                    self.add_session_rule(rule)
+                except PermissionConfigError:
+                    pass  # a suggestion the person could not have meant: the one call is still allowed
+        self.denials.record_allow()
+        updated = answer.updated_input or decision.updated_input
+        who = "a headless allow policy" if answer.by_policy else "the user"
+        return replace(Decision.allow(updated, DecisionReason("user", f"approved by {who}")), feedback=answer.feedback)
+
+    # -- evaluation (everything before asking) ------------------------------------------------
+    async def evaluate(
+        self, tool: Tool, input: dict[str, Any], parsed: Any = None, ctx: ToolContext | None = None, hook_decision: Decision | None = None
+    ) -> Explanation:
+        """The decision before any approver or classifier is consulted, with its steps."""
+        ctx = ctx or ToolContext(self.cwd, permission_context=self)
+        return await self._evaluate(tool, input, parsed if parsed is not None else _parse(tool, input), ctx, hook_decision)
+
+    def explain(
+        self, tool_name: str | Tool, input: dict[str, Any], *, cwd: str | None = None, hook_decision: Decision | None = None
+    ) -> Explanation:
+        """Which rule, hook, mode or check decides this call, and why (runs no approver)."""
+        tool = tool_name if isinstance(tool_name, Tool) else self.tools.get(tool_name) or _NamedTool(tool_name)
+        ctx = ToolContext(cwd or self.cwd, permission_context=self)
+        result = _run_sync(self.evaluate(tool, input, None, ctx, hook_decision))
+        if result.behavior == "ask":
+            if self._mode == "dontAsk":
+                result.decision = _dont_ask(tool.name, result.decision)
+                result.behavior = "deny"
+                result.steps.append("dontAsk mode turns the ask into a deny")
+            elif self._mode == "auto":
+                result.steps.append("auto mode: the classifier would decide (unless this ask must reach a person)")
+            else:
+                result.steps.append("the approver would be asked")
+        return result
+
+    def _facts(self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, mode: str | None = None) -> CallFacts:
+        return CallFacts(tool, input, parsed, ctx.cwd, mode or self._mode, self.rules, [ctx.cwd, *self.additional_dirs], self.home, self.split_command)
+
+    async def _own_check(self, facts: CallFacts, ctx: ToolContext) -> Decision:
+        """The tool's check_permissions and the built-in checks for its kind, combined."""
+        try:
+            own = await facts.tool.check_permissions(facts.parsed, ctx)
+        except (AbortError, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - as in Claude Code: a failing check says nothing
+            own = Decision.passthrough()
+        builtin = builtin_check(facts)
+        for candidate in (own, builtin):
+            if candidate.behavior == "deny":
+                return candidate
+        for candidate in (builtin, own):
+            if is_immune_ask(candidate):
+                return candidate
+        for candidate in (own, builtin):
+            if candidate.behavior == "ask":
+                return candidate
+        if builtin.behavior == "allow":
+            return builtin if own.updated_input is None else replace(builtin, updated_input=own.updated_input)
+        if own.behavior == "allow":
+            return own if own.reason else replace(own, reason=DecisionReason("tool", f"{facts.tool.name}'s own check allows it"))
+        return builtin if builtin.message or builtin.suggestions else own
+
+    async def _evaluate(self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, hook: Decision | None) -> Explanation:
+        out = Explanation(tool.name, "ask", Decision.ask(_ask_text(tool)))
+        steps = out.steps
+
+        def done(decision: Decision, step: str) -> Explanation:
+            steps.append(step)
+            out.decision, out.behavior = decision, decision.behavior
+            if decision.behavior == "allow" and decision.updated_input is None and updated is not None:
+                out.decision = replace(decision, updated_input=updated)
+            return out
+
+        updated = hook.updated_input if hook is not None and hook.behavior in ("allow", "ask") else None
+        if hook is not None and hook.behavior == "deny":
+            return done(hook, "a PreToolUse hook denied the call")
+        if updated is not None:
+            input, parsed = updated, _parse(tool, updated, parsed)
+        rule = self.rules.tool_wide("deny", tool.name, tool.aliases)
+        if rule is not None:
+            return done(
+                Decision.deny(f"Permission denied: every use of {tool.name} is blocked by the rule {rule.text} ({rule.origin or rule.source}).", _reason(rule, "tool-wide deny rule")),
+                f"tool-wide deny rule {rule.text} matched",
+            )
+        steps.append("no tool-wide deny rule")
+        own = await self._own_check(self._facts(tool, input, parsed, ctx), ctx)
+        steps.append(f"the tool's own check ({tool_kind(tool)}): {own.behavior}" + (f" — {own.reason.describe()}" if own.reason else ""))
+        if own.behavior == "deny":
+            return done(own, "the tool's own check denied it")
+        if self._mode == "plan" and not _read_only(tool, parsed):
+            return done(
+                Decision.deny(
+                    f"Plan mode allows only read-only tools, and this {tool.name} call can change things. Finish the plan and present it instead.",
+                    DecisionReason("mode", "plan mode: not read-only"),
+                ),
+                "plan mode refuses a call that is not read-only",
+            )
+        rule = self.rules.tool_wide("ask", tool.name, tool.aliases)
+        if rule is not None:
+            return done(
+                Decision.ask(f"The rule {rule.text} ({rule.origin or rule.source}) asks for approval before any use of {tool.name}.", _reason(rule, "tool-wide ask rule")),
+                f"tool-wide ask rule {rule.text} matched",
+            )
+        if own.behavior == "ask" and (_requires_person(tool) or is_immune_ask(own)):
+            return done(own, "an ask that even bypass mode and hook approvals keep")
+        if hook is not None and hook.behavior == "allow" and not (_requires_person(tool) and hook.updated_input is None):
+            return done(hook, "a PreToolUse hook allowed it and no rule objected")
+        if hook is not None and hook.behavior == "ask":
+            return done(hook, "a PreToolUse hook asked for approval")
+        if self._mode == "bypassPermissions":
+            return done(Decision.allow(None, DecisionReason("mode", "bypassPermissions allows it")), "bypassPermissions mode")
+        rule = self.rules.tool_wide("allow", tool.name, tool.aliases)
+        if rule is not None:
+            return done(Decision.allow(None, _reason(rule, "tool-wide allow rule")), f"tool-wide allow rule {rule.text} matched")
+        if own.behavior in ("allow", "ask"):
+            return done(own, f"the tool's own check said {own.behavior}")
+        if _read_only(tool, parsed) and not tool.is_mcp and tool_kind(tool) == "generic":
+            return done(Decision.allow(None, DecisionReason("tool", f"{tool.name} is read-only for this input")), "a read-only tool with no rule against it")
+        return done(
+            Decision.ask(own.message or _ask_text(tool), DecisionReason("default", "no rule allows it"), own.suggestions),
+            "nothing allowed it, so it needs approval",
+        )
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _reason(rule: PermissionRule, detail: str) -> DecisionReason:
+    return DecisionReason("rule", detail, rule=rule.text, source=rule.origin or rule.source)
+
+
+def _ask_text(tool: Tool) -> str:
+    return f"{tool.name} needs permission to run, and no rule allows it yet."
+
+
+def _dont_ask(tool_name: str, decision: Decision) -> Decision:
+    why = decision.message or "it needs approval"
+    return Decision.deny(
+        f"This {tool_name} call needs approval, but the permission mode is {MODE_TITLES['dontAsk']!r}, which never asks, so it was denied ({why}).",
+        DecisionReason("mode", "dontAsk turns every ask into a deny"),
+    )
+
+
+def _rejection(tool_name: str, decision: Decision, answer: ApprovalAnswer) -> Decision:
+    if answer.by_policy:
+        return Decision.deny(
+            f"This {tool_name} call needs approval ({decision.message or 'no rule allows it'}), and no one can approve it in this headless run, so it was denied.",
+            DecisionReason("policy", "headless deny policy"),
+        )
+    if answer.feedback:
+        return replace(
+            Decision.deny(f"The user rejected this {tool_name} call and said: {answer.feedback}", DecisionReason("user", "rejected with feedback")),
+            feedback=answer.feedback,
+        )
+    return Decision.deny(
+        f"The user rejected this {tool_name} call. Stop here and wait for the user to say how to go on.",
+        DecisionReason("user", "rejected"),
+        abort_turn=True,
+    )
+
+
+def _requires_person(tool: Tool) -> bool:
+    try:
+        return bool(tool.requires_user_interaction())
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _read_only(tool: Tool, parsed: Any) -> bool:
+    try:
+        return bool(tool.is_read_only(parsed))
+    except Exception:  # noqa: BLE001 - cannot tell: treat as a write
+        return False
+
+
+def _parse(tool: Tool, data: dict[str, Any], fallback: Any = None) -> Any:
+    model = getattr(tool, "input_model", None)
+    try:
+        return model.model_validate(data) if model is not None and not isinstance(tool, _NamedTool) else data
+    except Exception:  # noqa: BLE001 - an input the model rejects: checks read the dict
+        return fallback if fallback is not None else data
+
+
+def _default_suggestions(tool: Tool, data: dict[str, Any]) -> tuple[str, ...]:
+    field_name = shell_field(tool)
+    if field_name and isinstance(data.get(field_name), str):
+        rule = suggest_shell_rule(data[field_name], tool.name)
+        return (rule,) if rule else ()
+    return (tool.name,)
+
+
+def _run_sync(coro: Any) -> Any:
+    """Run a coroutine to the end from sync code, even inside a running loop (notebooks)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = err
+
+    thread = threading.Thread(target=target, name="nbtoolsched-explain")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

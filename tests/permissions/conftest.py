@@ -1,0 +1,20 @@
+import os
+
+import pytest
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project folder with secrets, a symlink out of it, and a folder outside it."""
+    proj = tmp_path / "proj"
+    outside = tmp_path / "outside"
+    (proj / "src" / "deep").mkdir(parents=True)
+    (proj / "secrets").mkdir()
+    (proj / ".git").mkdir()
+    outside.mkdir()
+    (proj / "secrets" / "key.txt").write_text("k")
+    (proj / "src" / "a.py").write_text("a")
+    (outside / "file.txt").write_text("o")
+    os.symlink(outside, proj / "link_out")
+    os.symlink(proj / "secrets", proj / "link_secret")
+    return proj.resolve(), outside.resolve()

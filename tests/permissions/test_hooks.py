@@ -1,0 +1,209 @@
+"""Command hooks run as real subprocesses, Python hooks, matchers and combining."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from nbtoolsched.permissions import CommandHook, HookBlock, HookEvent, HookMatcher, Hooks, PermissionConfigError, Permissions, PythonHook
+from nbtoolsched.tool import ToolContext
+
+from .fakes import TOOLS, outcome
+
+HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
+PY = sys.executable
+
+
+def event(tool="Bash", input=None, name="PreToolUse", cwd=".", **extra):
+    return HookEvent(name, TOOLS[tool], tool, input or {"command": "rm -rf build"}, "toolu_1", ToolContext(cwd, session_id="sess-1"), **extra)
+
+
+def command(script: str, *args: str, timeout: float = 60) -> CommandHook:
+    path = HOOKS / script
+    prefix = f"{PY} " if script.endswith(".py") else ""
+    return CommandHook(prefix + " ".join(shlex.quote(a) for a in [str(path), *args]), timeout)
+
+
+def hooks_with(*hooks, matcher="*", event_name="PreToolUse") -> Hooks:
+    runner = Hooks()
+    for hook in hooks:
+        runner.add(event_name, hook, matcher)
+    return runner
+
+
+async def test_exit_2_blocks_with_stderr_for_the_model(tmp_path):
+    out = await hooks_with(command("block_exit2.sh")).pre_tool_use(event(cwd=tmp_path))
+    assert out.decision is not None and out.decision.behavior == "deny"
+    assert "rm is not allowed in this repository" in out.decision.message
+    assert out.stop is None
+
+
+@pytest.mark.parametrize("verdict", ["allow", "deny", "ask"])
+async def test_json_permission_decision(verdict, tmp_path):
+    out = await hooks_with(command("decide.py", verdict)).pre_tool_use(event(cwd=tmp_path))
+    assert out.decision.behavior == verdict
+    assert out.decision.reason.kind == "hook"
+    assert f"says {verdict}" in (out.decision.message or "") + (out.decision.reason.detail or "")
+
+
+@pytest.mark.parametrize("verdict,expected", [("allow", "allow"), ("deny", "deny")])
+async def test_legacy_approve_block(verdict, expected, tmp_path):
+    out = await hooks_with(command("decide.py", verdict, "--legacy")).pre_tool_use(event(cwd=tmp_path))
+    assert out.decision.behavior == expected
+
+
+async def test_stdin_payload_follows_claude_code(tmp_path):
+    log = tmp_path / "payload.json"
+    await hooks_with(command("decide.py", "none", "--log", str(log))).pre_tool_use(event(cwd=tmp_path))
+    payload = json.loads(log.read_text())
+    assert payload["hook_event_name"] == "PreToolUse"
+    assert payload["tool_name"] == "Bash"
+    assert payload["tool_input"] == {"command": "rm -rf build"}
+    assert payload["tool_use_id"] == "toolu_1"
+    assert payload["session_id"] == "sess-1"
+    assert payload["cwd"] == str(tmp_path.resolve())
+
+
+async def test_post_payload_carries_response_and_error(tmp_path):
+    log = tmp_path / "p.json"
+    runner = hooks_with(command("decide.py", "none", "--log", str(log), "--context", "ran fine"), event_name="PostToolUse")
+    out = await runner.post_tool_use(event(name="PostToolUse", cwd=tmp_path, tool_response={"stdout": "ok"}))
+    assert json.loads(log.read_text())["tool_response"] == {"stdout": "ok"}
+    assert out.additional_context == ["ran fine"]
+    runner = hooks_with(command("decide.py", "none", "--log", str(log)), event_name="PostToolUseFailure")
+    await runner.post_tool_use_failure(event(name="PostToolUseFailure", cwd=tmp_path, error="exit 1"))
+    assert json.loads(log.read_text())["error"] == "exit 1"
+
+
+async def test_updated_input_with_and_without_decision(tmp_path):
+    out = await hooks_with(command("decide.py", "allow", "--update")).pre_tool_use(event(cwd=tmp_path))
+    assert out.decision.updated_input == {"command": "rm -rf build --dry-run"}
+    out = await hooks_with(command("decide.py", "none", "--update")).pre_tool_use(event(cwd=tmp_path))
+    assert out.decision is None and out.updated_input == {"command": "rm -rf build --dry-run"}
+
+
+async def test_continue_false_and_context(tmp_path):
+    out = await hooks_with(command("decide.py", "none", "--stop", "enough for today", "--context", "note")).pre_tool_use(event(cwd=tmp_path))
+    assert out.prevent_continuation and out.stop_reason == "enough for today"
+    assert out.additional_context == ["note"]
+
+
+@pytest.mark.parametrize("script", ["garbage.sh", "bad_schema.py"])
+async def test_garbage_output_fails_closed_naming_the_hook(script, tmp_path):
+    out = await hooks_with(command(script)).pre_tool_use(event(cwd=tmp_path))
+    assert out.stop is not None and script in out.stop
+    assert "JSON" in out.stop
+
+
+async def test_timeout_fails_closed(tmp_path):
+    out = await hooks_with(command("slow.sh", timeout=0.5)).pre_tool_use(event(cwd=tmp_path))
+    assert out.stop is not None and "timed out" in out.stop and "slow.sh" in out.stop
+
+
+async def test_command_missing_at_run_time_fails_closed(tmp_path):
+    runner = Hooks()
+    runner.add("PreToolUse", CommandHook("definitely-not-a-command-xyz"), check=False)
+    out = await runner.pre_tool_use(event(cwd=tmp_path))
+    assert out.stop is not None and "definitely-not-a-command-xyz" in out.stop
+
+
+def test_missing_command_is_a_load_error():
+    with pytest.raises(PermissionConfigError, match="not found"):
+        Hooks().add("PreToolUse", CommandHook("definitely-not-a-command-xyz"))
+    with pytest.raises(PermissionConfigError, match="does not exist"):
+        Hooks().add("PreToolUse", CommandHook(str(HOOKS / "nope.sh")))
+    with pytest.raises(PermissionConfigError, match="does not exist"):
+        Hooks().add("PreToolUse", CommandHook(f"{PY} {HOOKS / 'nope.py'}"))
+
+
+async def test_non_blocking_error_and_plain_text_let_the_call_go(tmp_path):
+    out = await hooks_with(command("nonblocking.sh"), command("plain_text.sh")).pre_tool_use(event(cwd=tmp_path))
+    assert out.stop is None and out.decision is None
+    assert any("lint server unreachable" in n for n in out.notices)
+
+
+async def test_parallel_hooks_combine_deny_over_ask_over_allow(tmp_path):
+    runner = hooks_with(command("decide.py", "allow"), command("decide.py", "deny"), command("decide.py", "ask"))
+    assert (await runner.pre_tool_use(event(cwd=tmp_path))).decision.behavior == "deny"
+    runner = hooks_with(command("decide.py", "allow"), command("decide.py", "ask"))
+    assert (await runner.pre_tool_use(event(cwd=tmp_path))).decision.behavior == "ask"
+
+
+@pytest.mark.parametrize(
+    "matcher,tool,fires",
+    [("Bash", "Bash", True), ("Bash", "Read", False), ("Edit|Write", "Write", True), ("Edit|Write", "Read", False),
+     ("mcp__github__.*", "mcp__github__create_issue", True), ("mcp__github__.*", "mcp__gitlab__create_issue", False),
+     ("*", "Read", True), ("", "Deploy", True), ("Bas", "Bash", False)],
+)
+def test_matchers(matcher, tool, fires):
+    assert HookMatcher(matcher, ()).matches(tool) is fires
+
+
+def test_bad_regex_matcher_is_a_load_error():
+    with pytest.raises(PermissionConfigError):
+        HookMatcher("Bash(", ())
+
+
+async def test_python_hooks_sync_async_block_and_crash(tmp_path):
+    seen = []
+
+    def sync_hook(payload):
+        seen.append(payload["tool_name"])
+        return {"hookSpecificOutput": {"permissionDecision": "allow"}}
+
+    async def async_hook(payload):
+        return None
+
+    def blocker(payload):
+        raise HookBlock("no deploys on Fridays")
+
+    def broken(payload):
+        raise RuntimeError("boom")
+
+    out = await hooks_with(sync_hook, async_hook).pre_tool_use(event(cwd=tmp_path))
+    assert out.decision.behavior == "allow" and seen == ["Bash"]
+    out = await hooks_with(blocker).pre_tool_use(event(cwd=tmp_path))
+    assert out.decision.behavior == "deny" and "no deploys on Fridays" in out.decision.message
+    out = await hooks_with(PythonHook(broken, name="broken-hook")).pre_tool_use(event(cwd=tmp_path))
+    assert out.stop is not None and "broken-hook" in out.stop and "boom" in out.stop
+
+
+async def test_python_hook_timeout(tmp_path):
+    import asyncio
+
+    async def slow(payload):
+        await asyncio.sleep(30)
+
+    out = await hooks_with(PythonHook(slow, timeout=0.2, name="slow-py")).pre_tool_use(event(cwd=tmp_path))
+    assert out.stop is not None and "slow-py" in out.stop
+
+
+async def test_hook_outcome_through_the_gate(tmp_path):
+    """A real hook's allow still loses to a deny rule, and its ask still prompts."""
+    runner = hooks_with(command("decide.py", "allow"))
+    pre = await runner.pre_tool_use(event(cwd=tmp_path))
+    perms = Permissions(deny=["Bash(rm:*)"], cwd=tmp_path)
+    got, decision = await outcome(perms, "Bash", {"command": "rm -rf build"}, str(tmp_path), pre.decision)
+    assert got == "deny" and decision.reason.kind == "rule"
+    perms = Permissions(cwd=tmp_path)
+    got, _ = await outcome(perms, "Bash", {"command": "rm -rf build"}, str(tmp_path), pre.decision)
+    assert got == "allow"
+
+
+async def test_updated_input_reaches_the_decision(tmp_path):
+    pre = await hooks_with(command("decide.py", "allow", "--update")).pre_tool_use(event(cwd=tmp_path))
+    perms = Permissions(cwd=tmp_path)
+    _, decision = await outcome(perms, "Bash", {"command": "rm -rf build"}, str(tmp_path), pre.decision)
+    assert decision.behavior == "allow" and decision.updated_input == {"command": "rm -rf build --dry-run"}
+
+
+async def test_updated_input_is_what_rules_see(tmp_path):
+    """A hook that rewrites the command into a denied one gets the rewrite denied."""
+    pre = await hooks_with(command("decide.py", "allow", "--update")).pre_tool_use(event(cwd=tmp_path, input={"command": "ls"}))
+    perms = Permissions(deny=["Bash(ls --dry-run)"], cwd=tmp_path)
+    got, _ = await outcome(perms, "Bash", {"command": "ls"}, str(tmp_path), pre.decision)
+    assert got == "deny"
