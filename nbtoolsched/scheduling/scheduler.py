@@ -46,7 +46,9 @@ class Scheduler:
         self.permissions = permissions
         if permissions is not None and hasattr(permissions, "hides"):
             self.registry.hidden = permissions.hides
+        # Settings files bring hooks and an approver with the rules; explicit arguments win.
         approver = approver if approver is not None else getattr(permissions, "approver", None)
+        hooks = hooks if hooks is not None else getattr(permissions, "hooks", None)
         self.pipeline = CallPipeline(permissions, hooks, approver)
         self.max_concurrency = max_tool_use_concurrency(max_concurrency)
         self.context = context or ToolContext(cwd, registry=self.registry, session_dir=session_dir)
