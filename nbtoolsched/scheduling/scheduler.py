@@ -54,6 +54,8 @@ class Scheduler:
         self.context = context or ToolContext(cwd, registry=self.registry, session_dir=session_dir)
         if self.context.registry is None:
             self.context.registry = self.registry
+        if self.context.permission_context is None:
+            self.context.permission_context = permissions  # tools may consult the mode and rules
         self.events = RunEvents()  # scheduler-wide listeners see every run
         self.record_trace = record_trace  # keep each run's trace in ``last_trace``
         self.last_trace: Trace | None = None
