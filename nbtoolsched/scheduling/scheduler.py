@@ -98,10 +98,9 @@ class Scheduler:
         blocks = list(blocks) if not isinstance(blocks, (dict, str, bytes)) else blocks
         calls = self.prepare(blocks)
         ctx = self._run_context(abort)
-        run_events = events if events is not None else self._run_events()
         trace = Trace()
-        if self.record_trace:
-            run_events.listeners.append(trace.record)
+        extra = [trace.record] if self.record_trace else []
+        run_events = RunEvents([*events.listeners, *extra], events.clock) if events is not None else self._run_events(*extra)
         result = await run_tools(calls, self.pipeline, ctx, cap=self.max_concurrency, events=run_events)
         self.last_trace = trace if self.record_trace else None
         self.context = result.context.for_call("", self.context.abort)

@@ -1,0 +1,406 @@
+"""The query loop: model -> streamed blocks -> tools -> results -> next turn.
+
+Per turn the model's answer is streamed; each tool_use block goes to the scheduler's
+streaming executor the moment its ``content_block_stop`` arrives, finished results are
+drained after every event, and the rest are collected once the stream ends. One user
+message then answers every tool_use, in tool_use order. The loop goes on until a turn
+calls no tool, or a limit, an abort, a stopping hook or a model failure ends it.
+
+Whatever ends a run, the transcript stays valid: every tool_use is answered exactly
+once. A stream that fails is retried (if ``stream_retries`` allows and the error is
+retryable) with the partial answer dropped and a fresh executor; a final failure keeps
+the finished blocks of the partial answer and answers its tool calls (a real result
+for a call that finished, an error for the rest).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, Literal
+
+from ..execution import CallOutcome, discovered_tools
+from ..execution.results import error_result
+from ..messages import Block, TextBlock, ToolResultBlock, ToolUseBlock
+from ..registry import ToolRegistry
+from ..scheduling import RunEvents, Scheduler, StreamingToolExecutor, Trace, TraceEvent, TrackedTool
+from ..tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
+from . import texts
+from .assembler import FinishedBlock, StreamAssembler
+from .protocol import Model, ModelError
+from .transcript import answer_dangling, as_dict
+
+__all__ = ["Agent", "AgentResult", "StopReason", "AGENT_EVENT_KINDS"]
+
+StopReason = Literal[
+    "end_turn", "max_turns", "max_messages", "aborted_streaming", "aborted_tools", "hook_stopped", "model_error"
+]
+
+# Event kinds the loop adds to the scheduler's (queued, started, progress, finished...).
+AGENT_EVENT_KINDS = (
+    "agent_started",  # data: prompt given or not, messages so far
+    "turn_started",  # data: turn
+    "model_block",  # a content block finished streaming; data: turn, index, type (+ tool_use_id/tool_name)
+    "model_finished",  # the stream ended; data: turn, stop_reason, blocks
+    "stream_failed",  # data: turn, error_kind, message, will_retry
+    "turn_finished",  # data: turn, tool_uses, stop (None when the loop goes on)
+    "agent_finished",  # data: stop_reason, turns; outcome: the AgentResult
+)
+
+Listener = Callable[[TraceEvent], None]
+
+
+@dataclass
+class AgentResult:
+    messages: list[dict[str, Any]]  # the whole transcript, as API-shaped dicts
+    stop_reason: StopReason
+    turns: int  # model calls that produced an answer (retries not counted)
+    trace: Trace
+    error: ModelError | None = None  # set when stop_reason == "model_error"
+    abort_reason: str | None = None  # set when the run was aborted
+
+    @property
+    def final_text(self) -> str:
+        """The text of the last assistant message ("" if there is none)."""
+        for message in reversed(self.messages):
+            if message["role"] == "assistant":
+                content = message["content"]
+                if isinstance(content, str):
+                    return content
+                return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+        return ""
+
+
+@dataclass
+class _Slot:
+    """One tool_use block of the answer and how it gets its result."""
+
+    block: ToolUseBlock
+    tracked: TrackedTool | None = None
+    result: ToolResultBlock | None = None
+    outcome: CallOutcome | None = None
+
+
+@dataclass
+class _TurnState:
+    number: int
+    watch: AbortSignal  # aborting it stops the stream (the run's signal, or the executor's)
+    executor: StreamingToolExecutor | None
+    assembler: StreamAssembler = field(default_factory=StreamAssembler)
+    slots: list[_Slot] = field(default_factory=list)
+    aborted_streaming: bool = False
+
+    def drain(self) -> None:
+        """Take what the executor has ready; outcomes are read from the slots later."""
+        if self.executor is not None:
+            for _ in self.executor.get_completed_results():
+                pass
+
+
+class Agent:
+    """Drives a model and a scheduler through turns until the model stops calling tools."""
+
+    def __init__(
+        self,
+        model: Model,
+        scheduler: Scheduler | ToolRegistry | None = None,
+        *,
+        context: ToolContext | None = None,
+        system: str | None = None,
+        messages: list[Any] | None = None,
+        max_turns: int | None = 100,
+        max_messages: int | None = None,
+        streaming: bool = True,
+        stream_retries: int = 0,
+        on_event: Listener | None = None,
+    ) -> None:
+        if not callable(getattr(model, "stream", None)):
+            raise TypeError(f"model must have a stream(messages, tools=..., system=...) method, got {type(model).__name__}")
+        for name, value in (("max_turns", max_turns), ("max_messages", max_messages)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+        if not isinstance(stream_retries, int) or stream_retries < 0:
+            raise ValueError(f"stream_retries must be a non-negative integer, got {stream_retries!r}")
+        self.model = model
+        self.scheduler = _as_scheduler(scheduler)
+        if context is not None:
+            if context.registry is None:
+                context.registry = self.scheduler.registry
+            self.scheduler.context = context
+        self.system = system
+        self.messages: list[dict[str, Any]] = [as_dict(m) for m in messages or []]
+        self.max_turns = max_turns
+        self.max_messages = max_messages
+        self.streaming = streaming
+        self.stream_retries = stream_retries
+        self._listeners: list[Listener] = [on_event] if on_event is not None else []
+        self._bus = RunEvents([self._dispatch])
+        self._signal: AbortSignal | None = None
+
+    # -- events -----------------------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Get every event of every run (the loop's and the scheduler's); returns an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _dispatch(self, event: TraceEvent) -> None:
+        for listener in (*self.scheduler.events.listeners, *self._listeners):
+            try:
+                listener(event)
+            except Exception:  # a broken viewer must never break a run
+                pass
+
+    async def events(self, prompt: Any = None, *, abort: AbortSignal | None = None) -> AsyncIterator[TraceEvent]:
+        """Run and yield every event live; the last is ``agent_finished`` (its ``outcome`` is the result)."""
+        queue: asyncio.Queue[TraceEvent | None] = asyncio.Queue()
+        unsubscribe = self.subscribe(queue.put_nowait)
+        task = asyncio.ensure_future(self.run(prompt, abort=abort))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            task.result()
+        finally:
+            unsubscribe()
+            if not task.done():
+                self.abort()
+                await asyncio.wait([task])
+
+    # -- running ------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._signal is not None
+
+    def abort(self, reason: str = USER_ABORT) -> None:
+        """Stop the current run (``"interrupt"`` lets tools that block on interrupts finish)."""
+        if self._signal is not None:
+            self._signal.abort(reason)
+
+    async def run(self, prompt: Any = None, *, abort: AbortSignal | None = None) -> AgentResult:
+        """Add ``prompt`` (text or blocks; None to answer the transcript as it is) and loop."""
+        if self._signal is not None:
+            raise RuntimeError("this Agent is already running; wait for the run to finish or abort it")
+        if prompt is not None:
+            self._append("user", _prompt_blocks(prompt))
+        if not self.messages or self.messages[-1]["role"] != "user":
+            raise ValueError("nothing to answer: give a prompt, or messages that end with a user message")
+        signal = self._signal = abort.child() if abort is not None else AbortSignal()
+        trace = Trace()
+        stop_recording = self.subscribe(trace.record)
+        self._bus.emit("agent_started", prompt=prompt is not None, messages=len(self.messages))
+        try:
+            result = await self._loop(signal, trace)
+        except asyncio.CancelledError:
+            signal.abort(USER_ABORT)
+            answer_dangling(self.messages, texts.run_cancelled())
+            raise
+        finally:
+            self._signal = None
+        self._bus.emit("agent_finished", outcome=result, stop_reason=result.stop_reason, turns=result.turns)
+        stop_recording()
+        return result
+
+    async def _loop(self, signal: AbortSignal, trace: Trace) -> AgentResult:
+        turns = 0
+        while True:
+            if self.max_messages is not None and len(self.messages) >= self.max_messages:
+                return AgentResult(self.messages, "max_messages", turns, trace)
+            turns += 1
+            stop, error, abort_reason = await self._turn(turns, signal)
+            if stop is None and self.max_turns is not None and turns >= self.max_turns:
+                stop = "max_turns"
+            self._bus.emit("turn_finished", turn=turns, stop=stop)
+            if stop is not None:
+                return AgentResult(self.messages, stop, turns, trace, error, abort_reason)
+
+    # -- one turn ---------------------------------------------------------------------------------
+    async def _turn(self, number: int, signal: AbortSignal) -> tuple[StopReason | None, ModelError | None, str | None]:
+        self._bus.emit("turn_started", turn=number)
+        self.scheduler.context.messages = self.messages
+        discovered = discovered_tools(self.messages)
+        tools = self.scheduler.registry.api_tools(discovered)
+        system = "\n\n".join(p for p in (self.system, self.scheduler.registry.deferred_prompt(discovered)) if p) or None
+        attempt = 0
+        while True:
+            state = self._new_state(number, signal)
+            error = await self._stream(state, tools, system)
+            if error is None or state.aborted_streaming:
+                break
+            will_retry = attempt < self.stream_retries and error.retryable and not signal.aborted
+            self._bus.emit("stream_failed", turn=number, error_kind=error.kind, message=error.message, will_retry=will_retry)
+            if not will_retry:
+                await self._answer_failed(state, error)
+                return "model_error", error, None
+            attempt += 1
+            await _discard(state.executor)  # the partial answer is dropped; its calls never count
+        self._bus.emit("model_finished", turn=number, stop_reason=state.assembler.stop_reason,
+                       blocks=len(state.assembler.finished))
+        self._append("assistant", state.assembler.blocks())
+        outcomes = await self._collect(state, signal)
+        return self._finish_turn(state, outcomes)
+
+    def _new_state(self, number: int, signal: AbortSignal) -> _TurnState:
+        if not self.streaming:
+            return _TurnState(number, signal, None)
+        executor = self.scheduler.streaming_executor(abort=signal, events=RunEvents([self._dispatch]))
+        return _TurnState(number, executor.context.abort, executor)
+
+    async def _stream(self, state: _TurnState, tools: list[dict[str, Any]], system: str | None) -> ModelError | None:
+        """Play the model's answer into ``state``; an abort cancels it. Returns the failure, if any."""
+        task = asyncio.ensure_future(self._consume(state, tools, system))
+        stop_watching = state.watch.on_abort(lambda reason: task.cancel())
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if (current is not None and current.cancelling()) or not state.watch.aborted:
+                raise
+            state.aborted_streaming = True
+        except ModelError as err:
+            return err
+        except Exception as err:  # a model adapter or script with a bug
+            return ModelError("unexpected", f"{type(err).__name__}: {err}", events_before=state.assembler.events_seen)
+        finally:
+            stop_watching()
+        return None
+
+    async def _consume(self, state: _TurnState, tools: list[dict[str, Any]], system: str | None) -> None:
+        stream = self.model.stream(list(self.messages), tools=tools, system=system)
+        if not hasattr(stream, "__anext__"):
+            raise ModelError("unexpected", f"{type(self.model).__name__}.stream() must return an async iterator "
+                                           f"of events, got {type(stream).__name__}")
+        try:
+            async for event in stream:
+                finished = state.assembler.feed(event)
+                if finished is not None:
+                    self._on_block(state, finished)
+                state.drain()
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    def _on_block(self, state: _TurnState, finished: FinishedBlock) -> None:
+        block = finished.block
+        extra = {"tool_use_id": block.id, "tool_name": block.name} if isinstance(block, ToolUseBlock) else {}
+        self._bus.emit("model_block", extra.get("tool_use_id", ""), extra.get("tool_name", ""), turn=state.number,
+                       index=finished.index, type=block.type)
+        if not isinstance(block, ToolUseBlock):
+            return
+        slot = _Slot(block)
+        state.slots.append(slot)
+        if finished.input_error is not None:
+            slot.result = error_result(block.id, texts.bad_input_json(block.name, finished.input_error))
+        elif state.executor is not None and not state.watch.aborted:
+            slot.tracked = state.executor.add_tool(block)
+
+    async def _collect(self, state: _TurnState, signal: AbortSignal) -> list[CallOutcome]:
+        """Wait for every started call; returns the outcomes in tool_use order."""
+        if state.executor is not None:
+            async for _ in state.executor.get_remaining_results():
+                pass
+            await state.executor.aclose()
+            self.scheduler.context = state.executor.context.for_call("", self.scheduler.context.abort)
+            for slot in state.slots:
+                if slot.tracked is not None:
+                    slot.outcome = slot.tracked.outcome
+        else:
+            await self._run_batch(state, signal)
+        return [slot.outcome for slot in state.slots if slot.outcome is not None]
+
+    async def _run_batch(self, state: _TurnState, signal: AbortSignal) -> None:
+        """Non-streaming mode: every call of the answer through ``run_tools`` at once."""
+        todo = [slot for slot in state.slots if slot.result is None]
+        if not todo or state.aborted_streaming:
+            return
+        result = await self.scheduler.run_outcomes([slot.block for slot in todo], abort=signal,
+                                                   events=RunEvents([self._dispatch]))
+        for slot, outcome in zip(todo, result.outcomes):
+            slot.outcome = outcome
+        state.watch = result.context.abort  # a rejected prompt aborts the run's own signal
+
+    def _finish_turn(self, state: _TurnState, outcomes: list[CallOutcome]) -> tuple[StopReason | None, None, str | None]:
+        aborted = state.aborted_streaming or state.watch.aborted
+        reason = state.watch.reason if aborted else None
+        content = self._results(state, reason)
+        content += [a for outcome in outcomes for a in outcome.attachments]
+        if aborted and reason != INTERRUPT:
+            content.append(TextBlock(texts.INTERRUPT_NOTE if state.aborted_streaming else texts.INTERRUPT_NOTE_TOOLS))
+        self._append("user", content)
+        if state.aborted_streaming:
+            return "aborted_streaming", None, reason
+        if aborted:
+            return "aborted_tools", None, reason
+        if any(outcome.prevent_continuation for outcome in outcomes):
+            return "hook_stopped", None, None
+        return (None if state.slots else "end_turn"), None, None
+
+    @staticmethod
+    def _results(state: _TurnState, reason: str | None) -> list[Block]:
+        """One result per tool_use slot, in order; a call that never started says why."""
+        results: list[Block] = []
+        for slot in state.slots:
+            if slot.result is None and slot.outcome is not None:
+                slot.result = slot.outcome.result
+            if slot.result is None:
+                text = texts.not_started(reason) if reason else texts.MISSING_RESULT
+                slot.result = error_result(slot.block.id, text)
+            results.append(slot.result)
+        return results
+
+    async def _answer_failed(self, state: _TurnState, error: ModelError) -> None:
+        """A final stream failure: keep the finished blocks, answer each of their calls."""
+        await _discard(state.executor)
+        blocks = state.assembler.blocks()
+        if not blocks:
+            return
+        self._append("assistant", blocks)
+        if not state.slots:
+            return
+        results: list[Block] = []
+        for slot in state.slots:
+            outcome = slot.tracked.outcome if slot.tracked is not None else None
+            if slot.result is None and outcome is not None and outcome.status != "cancelled":
+                slot.result = outcome.result
+            results.append(slot.result or error_result(slot.block.id, texts.stream_failed(str(error))))
+        self._append("user", [*results, TextBlock(texts.stream_failed_note(str(error)))])
+
+    # -- transcript ---------------------------------------------------------------------------------
+    def _append(self, role: str, blocks: list[Any]) -> None:
+        """Add a message; content for the same role as the last message joins it (keeps alternation)."""
+        content = [b.to_dict() if isinstance(b, Block) else b for b in blocks]
+        if not content:
+            return
+        if self.messages and self.messages[-1]["role"] == role:
+            last = self.messages[-1]
+            earlier = last["content"]
+            earlier = [{"type": "text", "text": earlier}] if isinstance(earlier, str) else list(earlier)
+            last["content"] = earlier + content
+        else:
+            self.messages.append({"role": role, "content": content})
+
+
+async def _discard(executor: StreamingToolExecutor | None) -> None:
+    if executor is not None:
+        executor.discard()
+        await executor.aclose()
+
+
+def _as_scheduler(value: Scheduler | ToolRegistry | None) -> Scheduler:
+    if isinstance(value, Scheduler):
+        return value
+    if value is None or isinstance(value, ToolRegistry):
+        return Scheduler(value)
+    raise TypeError(f"scheduler must be a Scheduler or a ToolRegistry, got {type(value).__name__}")
+
+
+def _prompt_blocks(prompt: Any) -> list[Any]:
+    if isinstance(prompt, str):
+        if not prompt:
+            raise ValueError("the prompt is empty")
+        return [TextBlock(prompt)]
+    if isinstance(prompt, (Block, dict)):
+        return [prompt]
+    if isinstance(prompt, list) and prompt:
+        return list(prompt)
+    raise TypeError(f"prompt must be text, a block or a non-empty list of blocks, got {type(prompt).__name__}")
