@@ -5,6 +5,7 @@ permission, runs what may run in parallel in parallel and the rest in order, str
 progress, and hands back exactly one ``tool_result`` per ``tool_use``, in order.
 """
 
+from .agent import Agent, AgentResult, validate_transcript
 from .execution import CallOutcome, CallPipeline, PreparedCall
 from .messages import (
     ContextEvent,
@@ -18,7 +19,8 @@ from .messages import (
     parse_block,
     parse_blocks,
 )
-from .permissions import HookRunner, PermissionGate
+from .models import ScriptedModel, Turn
+from .permissions import ApprovalAnswer, ApprovalBroker, HookRunner, Hooks, PermissionGate, Permissions
 from .registry import ToolRegistry
 from .scheduling import (
     Batch,
@@ -47,7 +49,26 @@ from .tool import (
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    """Heavy parts load on first use: the Anthropic SDK takes seconds to import."""
+    if name == "AnthropicModel":
+        from .models import AnthropicModel
+
+        return AnthropicModel
+    raise AttributeError(f"module 'nbtoolsched' has no attribute {name!r}")
+
 __all__ = [
+    "Agent",
+    "AgentResult",
+    "AnthropicModel",
+    "ApprovalAnswer",
+    "ApprovalBroker",
+    "Hooks",
+    "Permissions",
+    "ScriptedModel",
+    "Turn",
+    "validate_transcript",
     "AbortError",
     "AbortSignal",
     "Batch",
@@ -85,3 +106,16 @@ __all__ = [
     "run_tools",
     "tool",
 ]
+
+
+def load_ipython_extension(ipython):  # type: ignore[no-untyped-def]
+    """``%load_ext nbtoolsched``: imports the notebook layer only now, never at import time."""
+    from .notebook import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython):  # type: ignore[no-untyped-def]
+    from .notebook import unload_ipython_extension as unload
+
+    unload(ipython)

@@ -1,0 +1,206 @@
+"""Speculation: how much waiting accepting a speculated answer saves.
+
+A scripted three-turn session (the real Agent loop, a ScriptedModel streaming with
+realistic pauses, real file tools with realistic latencies) is run two ways for each
+"think time" (how long the user looks at the suggestion before accepting it):
+
+* normal: the user accepts, then the agent runs all the turns;
+* speculative: the agent starts on the suggestion at once, in an overlay; when the user
+  accepts, the overlay is copied back, and if the speculation had not finished (or
+  stopped at a boundary) a normal run continues from where it stopped.
+
+The table shows accept-to-done wall time for both, the time saved, and what
+``AcceptResult.time_saved`` reported. Two sessions: one that speculation can finish
+(search, read, edit, summary) and one that hits a boundary (a test run is not
+read-only, so it waits for the user).
+
+    python benchmarks/bench_speculation.py [--scale 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+import nbtoolsched as nts
+from nbtoolsched.agent import Agent
+from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
+from nbtoolsched.speculation import agent_loop, start_speculation
+
+SCALE = 1.0
+
+
+class ReadIn(BaseModel):
+    file_path: str
+
+
+class GrepIn(BaseModel):
+    pattern: str
+    path: str | None = None
+
+
+class EditIn(BaseModel):
+    file_path: str
+    old_string: str
+    new_string: str
+
+
+class BashIn(BaseModel):
+    command: str
+
+
+class Read(nts.Tool):
+    name, input_model, file_access = "Read", ReadIn, "read"
+    latency = 0.05
+
+    def is_read_only(self, input: Any) -> bool:
+        return True
+
+    def is_concurrency_safe(self, input: Any) -> bool:
+        return True
+
+    async def call(self, input: ReadIn, ctx: nts.ToolContext) -> str:
+        await asyncio.sleep(self.latency * SCALE)
+        path = ctx.resolve_path(input.file_path)
+        ctx.file_state.record(path)
+        return Path(path).read_text()
+
+
+class Grep(Read):
+    name, input_model = "Grep", GrepIn
+    latency = 0.30
+
+    async def call(self, input: GrepIn, ctx: nts.ToolContext) -> str:
+        await asyncio.sleep(self.latency * SCALE)
+        hits = [str(p.relative_to(ctx.cwd)) for p in Path(ctx.cwd).rglob("*.py") if input.pattern in p.read_text()]
+        return "\n".join(sorted(hits))
+
+
+class Edit(nts.Tool):
+    name, input_model, file_access = "Edit", EditIn, "edit"
+
+    async def call(self, input: EditIn, ctx: nts.ToolContext) -> nts.ToolOutput:
+        await asyncio.sleep(0.05 * SCALE)
+        path = ctx.resolve_path(input.file_path)
+        if ctx.file_state.changed_since_read(path):
+            return nts.ToolOutput("Read the file first.", is_error=True)
+        Path(path).write_text(Path(path).read_text().replace(input.old_string, input.new_string, 1))
+        ctx.file_state.record(path)
+        return nts.ToolOutput(f"Edited {input.file_path}")
+
+
+class Bash(nts.Tool):
+    name, input_model, errors_cancel_siblings = "Bash", BashIn, True
+
+    def is_read_only(self, input: BashIn) -> bool:
+        return input.command.split()[0] in {"ls", "cat", "grep"}
+
+    async def call(self, input: BashIn, ctx: nts.ToolContext) -> str:
+        await asyncio.sleep(1.2 * SCALE)  # a short test run
+        return "4 passed"
+
+
+def session(with_test_run: bool) -> list[Turn]:
+    timing = dict(delay_before_block=0.15 * SCALE, delay_per_delta=0.02 * SCALE, input_deltas=6, text_deltas=10)
+    edit = tool_use("Edit", file_path="src/parser.py", old_string="return None", new_string="return []")
+    second = [text("Empty input returns None; it should be an empty list."), edit]
+    if with_test_run:
+        second.append(tool_use("Bash", command="pytest -q tests"))
+    return [
+        Turn([text("Looking for the parser."), tool_use("Grep", pattern="def parse"),
+              tool_use("Read", file_path="src/parser.py"), tool_use("Read", file_path="tests/test_parser.py")], **timing),
+        Turn(second, **timing),
+        Turn([text("Done: parse('') now returns an empty list.")], **timing),
+    ]
+
+
+def project(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "src/parser.py").write_text("def parse(text):\n    if not text:\n        return None\n    return text.split()\n")
+    (root / "tests/test_parser.py").write_text("from src.parser import parse\n\ndef test_empty():\n    assert parse('') == []\n")
+    return root
+
+
+def scheduler(cwd: Path) -> nts.Scheduler:
+    return nts.Scheduler(nts.ToolRegistry([Read(), Grep(), Edit(), Bash()]), cwd=cwd, session_dir=cwd.parent / "session")
+
+
+SUGGESTION = "Fix parse() for empty input"
+
+
+async def normal(base: Path, script: list[Turn], think: float) -> float:
+    sched = scheduler(project(base / "normal"))
+    await asyncio.sleep(think)  # the user reads the suggestion
+    start = time.perf_counter()
+    result = await Agent(ScriptedModel(script), sched).run(SUGGESTION)
+    assert result.stop_reason == "end_turn", result.stop_reason
+    return time.perf_counter() - start
+
+
+async def speculative(base: Path, script: list[Turn], think: float) -> tuple[float, float, str]:
+    sched = scheduler(project(base / "spec"))
+    make = lambda s, m, n: Agent(ScriptedModel(script), s, messages=m, max_turns=n)  # noqa: E731
+    spec = start_speculation(SUGGESTION, agent_loop(make), scheduler=sched)
+    await asyncio.sleep(think)
+    start = time.perf_counter()
+    accepted = await spec.accept()
+    if accepted.query_required:  # continue normally from where the speculation stopped
+        prompt = {"role": "user", "content": [{"type": "text", "text": SUGGESTION}]}
+        rest = ScriptedModel(remaining(script, accepted.messages))
+        result = await Agent(rest, sched, messages=[prompt, *accepted.messages]).run(None)
+        assert result.stop_reason == "end_turn", result.stop_reason
+    elapsed = time.perf_counter() - start
+    assert "return []" in Path(sched.context.cwd, "src/parser.py").read_text()
+    return elapsed, accepted.time_saved, accepted.boundary.kind
+
+
+def remaining(script: list[Turn], kept: list[dict[str, Any]]) -> list[Turn]:
+    """What the model still has to say: the calls dropped from the last kept turn, then the rest.
+
+    (A call stopped at a boundary is dropped from the transcript, so the model asks for
+    it again in the next normal turn.)
+    """
+    answers = [m for m in kept if m["role"] == "assistant"]
+    done = len(answers)
+    if not done:
+        return script
+    calls = {(b["name"], repr(b["input"])) for b in answers[-1]["content"] if b["type"] == "tool_use"}
+    last = script[done - 1]
+    dropped = [b for b in last.blocks if b["type"] == "tool_use" and (b["name"], repr(b["input"])) not in calls]
+    timing = dict(delay_before_block=last.delay_before_block, delay_per_delta=last.delay_per_delta,
+                  input_deltas=last.input_deltas, text_deltas=last.text_deltas)
+    again = [Turn(dropped, **timing)] if dropped else []
+    return again + list(script[done:])
+
+
+async def main() -> None:
+    rows = []
+    for name, with_test in (("search-read-edit", False), ("...+ test run (boundary)", True)):
+        for think in (0.5, 1.5, 4.0):
+            think *= SCALE
+            with tempfile.TemporaryDirectory() as tmp:
+                base = Path(tmp)
+                plain = await normal(base, session(with_test), think)
+                fast, reported, boundary = await speculative(base, session(with_test), think)
+            rows.append((name, think, plain, fast, plain - fast, reported, boundary))
+    print("| session | think (s) | normal accept->done (s) | speculative accept->done (s) | saved (s) | "
+          "reported time_saved (s) | boundary at accept |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for name, think, plain, fast, saved, reported, boundary in rows:
+        print(f"| {name} | {think:.2f} | {plain:.3f} | {fast:.3f} | {saved:.3f} | {reported:.3f} | {boundary} |")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every simulated duration")
+    SCALE = parser.parse_args().scale
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    asyncio.run(main())

@@ -1,0 +1,44 @@
+"""Where a speculation stopped, and why."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["Boundary", "BoundaryKind", "SPECULATION_BOUNDARY"]
+
+# The abort reason used when a speculation stops itself.
+SPECULATION_BOUNDARY = "speculation_boundary"
+
+BoundaryKind = Literal[
+    "complete",  # the forked loop finished on its own: a final answer with no tool call
+    "edit",  # a file write while edits are not allowed to speculate
+    "bash",  # a shell command that is not read-only
+    "outside_cwd",  # a path outside cwd (``..``, absolute elsewhere, a symlink out)
+    "unsafe_path",  # a path the overlay cannot mirror (a directory, a file/dir clash)
+    "denied_tool",  # a tool that is not read-only and not a file write
+    "permission",  # the session's permissions deny the call or would ask a person
+    "max_turns",  # the turn limit ended it before the model was done
+    "max_messages",  # the message limit ended it
+    "incomplete",  # the loop returned before the model gave a final answer
+    "aborted",  # stopped from outside (accepted or rejected while running)
+    "error",  # the loop raised
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary:
+    kind: BoundaryKind
+    tool: str | None = None
+    detail: str = ""  # the path, command or error, cut to 200 characters
+    completed_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def complete(self) -> bool:
+        return self.kind == "complete"
+
+    def describe(self) -> str:
+        who = f" at {self.tool}" if self.tool else ""
+        what = f": {self.detail}" if self.detail else ""
+        return f"{self.kind}{who}{what}"

@@ -1,0 +1,29 @@
+"""What the speculation says to the model when it stops a call (one place, our words)."""
+
+from __future__ import annotations
+
+__all__ = ["stopped_edit", "stopped_shell", "stopped_outside", "stopped_tool", "stopped_permission", "ALREADY_STOPPED"]
+
+_TAIL = "Nothing was changed. The user will decide how to go on."
+
+ALREADY_STOPPED = f"This call did not run: the speculative run had already stopped. {_TAIL}"
+
+
+def stopped_edit(path: str) -> str:
+    return f"Speculative run stopped before editing {path}: file edits need the user's approval here. {_TAIL}"
+
+
+def stopped_shell(command: str) -> str:
+    return f"Speculative run stopped before `{command}`: only read-only shell commands may run ahead of the user. {_TAIL}"
+
+
+def stopped_outside(path: str, reason: str) -> str:
+    return f"Speculative run stopped: {path} {reason}. Only files inside the working directory may be used. {_TAIL}"
+
+
+def stopped_tool(name: str) -> str:
+    return f"Speculative run stopped before {name}: only read-only tools and file edits may run ahead of the user. {_TAIL}"
+
+
+def stopped_permission(name: str, why: str) -> str:
+    return f"Speculative run stopped before {name}: {why}. {_TAIL}"

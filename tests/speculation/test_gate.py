@@ -1,0 +1,137 @@
+"""The gate on its own: decisions for each kind of call, without running a loop."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel
+
+import nbtoolsched as nts
+from nbtoolsched.permissions import PermissionRequest
+from nbtoolsched.speculation import Overlay, SpeculationGate
+
+from .conftest import Bash, Clock, Read, WebFetch, Write
+
+
+class Raises(nts.Tool):
+    name = "Moody"
+
+    def is_read_only(self, input):
+        raise RuntimeError("cannot tell")
+
+
+@pytest.fixture
+def gate(space):
+    overlay = Overlay(space["project"], space["session"])
+    yield SpeculationGate(overlay, nts.AbortSignal())
+    overlay.discard()
+
+
+def request(tool, space, hook=None, **input):
+    ctx = nts.ToolContext(space["project"])
+    parsed = tool.input_model.model_validate(input)
+    return PermissionRequest(tool, input, parsed, ctx, "toolu_x", hook)
+
+
+async def test_write_is_redirected_and_copied_once(gate, space):
+    first = await gate.decide(request(Write(), space, file_path="README.md", content="x"))
+    assert first.allowed and first.updated_input["file_path"] == gate.overlay.overlay_path("README.md")
+    with open(first.updated_input["file_path"]) as handle:
+        assert handle.read() == "# Demo\n"  # copied before the first write
+    with open(first.updated_input["file_path"], "w") as handle:
+        handle.write("changed")
+    again = await gate.decide(request(Write(), space, file_path="./README.md", content="y"))
+    assert again.updated_input["file_path"] == first.updated_input["file_path"]
+    with open(again.updated_input["file_path"]) as handle:
+        assert handle.read() == "changed"  # not copied over again
+
+
+async def test_read_goes_to_overlay_only_once_written(gate, space):
+    before = await gate.decide(request(Read(), space, file_path="src/app.py"))
+    assert before.updated_input["file_path"] == str(space["project"] / "src/app.py")
+    await gate.decide(request(Write(), space, file_path="src/app.py", content=""))
+    after = await gate.decide(request(Read(), space, file_path="src/app.py"))
+    assert after.updated_input["file_path"] == gate.overlay.overlay_path("src/app.py")
+
+
+@pytest.mark.parametrize(
+    "tool, input, kind",
+    [
+        (Bash(), {"command": "rm -rf src"}, "bash"),
+        (Bash(), {"command": "   "}, "bash"),
+        (WebFetch(), {"url": "http://x"}, "denied_tool"),
+        (Raises(), {}, "denied_tool"),
+        (Write(), {"file_path": "", "content": ""}, "unsafe_path"),
+        (Write(), {"file_path": "src", "content": ""}, "unsafe_path"),
+    ],
+)
+async def test_boundaries_deny_and_abort(gate, space, tool, input, kind):
+    decision = await gate.decide(request(tool, space, **input))
+    assert decision.behavior == "deny" and decision.message
+    assert gate.boundary.kind == kind and gate.abort.aborted
+    later = await gate.decide(request(Clock(), space))
+    assert later.behavior == "deny"  # once stopped, nothing more runs
+    assert gate.boundary.kind == kind  # the first boundary is the one recorded
+
+
+async def test_read_only_shell_and_tools_pass(gate, space):
+    assert (await gate.decide(request(Bash(), space, command="ls -la"))).allowed
+    assert (await gate.decide(request(Clock(), space))).allowed
+    assert gate.boundary is None
+
+
+async def test_a_hook_deny_stands_without_stopping_the_run(gate, space):
+    hook = nts.Decision.deny("hook says no")
+    decision = await gate.decide(request(Read(), space, hook, file_path="README.md"))
+    assert decision.message == "hook says no" and gate.boundary is None
+
+
+class Inner:
+    def __init__(self, answer):
+        self.answer = answer
+
+    async def decide(self, req):
+        if self.answer == "ask":
+            return await req.approver(req)  # a gate asking a person through the run's approver
+        return self.answer
+
+    def hides(self, tool):
+        return False
+
+
+@pytest.mark.parametrize("answer", ["ask", nts.Decision.deny("rule says no")])
+async def test_inner_gate_is_consulted_and_never_asks_a_person(space, answer):
+    overlay = Overlay(space["project"], space["session"])
+    gate = SpeculationGate(overlay, nts.AbortSignal(), inner=Inner(answer))
+    decision = await gate.decide(request(Read(), space, file_path="README.md"))
+    assert decision.behavior == "deny" and gate.boundary.kind == "permission"
+    expected = "needs the user's approval" if answer == "ask" else "rule says no"
+    assert expected in decision.message
+    overlay.discard()
+
+
+async def test_inner_ask_for_a_write_still_goes_to_the_overlay(space):
+    overlay = Overlay(space["project"], space["session"])
+    gate = SpeculationGate(overlay, nts.AbortSignal(), inner=Inner("ask"))
+    decision = await gate.decide(request(Write(), space, file_path="new.txt", content="x"))
+    assert decision.allowed and decision.updated_input["file_path"].startswith(overlay.tree)
+    overlay.discard()
+
+
+async def test_validation_view_checks_the_overlay_copy(gate, space):
+    class Model(BaseModel):
+        file_path: str
+
+    view = gate.view(Read())
+    ctx = nts.ToolContext(space["project"])
+    assert not (await view.validate_input(Model(file_path="made.txt"), ctx)).ok
+    await gate.decide(request(Write(), space, file_path="made.txt", content=""))
+    with open(gate.overlay.overlay_path("made.txt"), "w") as handle:
+        handle.write("here")
+    assert (await view.validate_input(Model(file_path="made.txt"), ctx)).ok
+    clock = Clock()
+    assert gate.view(clock) is clock  # tools without a path are not wrapped
+
+
+def test_overlay_must_not_live_in_cwd(space):
+    with pytest.raises(ValueError, match="outside cwd"):
+        Overlay(space["project"], space["project"] / "sub")
