@@ -1,0 +1,63 @@
+"""Built-in tools: Bash, WebFetch, ToolSearch, Sleep, the file tools, and MCP servers.
+
+``default_registry()`` gives a registry with all of them; MCP tools come from a
+connected ``McpManager`` (``include_mcp=``), since starting servers is async.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+from ..registry import ToolRegistry
+from ..tool import Tool
+from .bash import BashTool
+from .sleep import SleepTool
+from .toolsearch import ToolSearchTool
+from .webfetch import WebFetchTool
+
+__all__ = ["BUILTIN_TOOLS", "BashTool", "SleepTool", "ToolSearchTool", "WebFetchTool", "default_registry", "builtin_tools"]
+
+
+def _file_tools() -> tuple[type[Tool] | Tool, ...]:
+    """The file tools (Read, Write, Edit, Glob, Grep, NotebookEdit), when that package exists."""
+    try:
+        from .files import FILE_TOOLS
+    except ImportError as err:
+        if err.name != f"{__name__}.files":
+            raise  # the package exists but is broken: say so rather than silently lose tools
+        return ()
+    return tuple(FILE_TOOLS)
+
+
+BUILTIN_TOOLS: tuple[type[Tool] | Tool, ...] = (BashTool, WebFetchTool, ToolSearchTool, SleepTool, *_file_tools())
+
+
+def builtin_tools() -> list[Tool]:
+    """Fresh instances of every built-in tool (a registry owns its tool objects)."""
+    return [item() if isinstance(item, type) else item for item in BUILTIN_TOOLS]
+
+
+def default_registry(cwd: str | os.PathLike[str] | None = None, *, include_mcp: Any = None) -> ToolRegistry:
+    """A registry with every built-in tool, plus MCP tools if given.
+
+    ``include_mcp`` may be a connected ``McpManager`` or an iterable of tools.
+    ``cwd`` is accepted for symmetry with ``Scheduler(cwd=...)``: tools read the
+    working directory from their call context, so the registry itself needs none.
+    """
+    registry = ToolRegistry(builtin_tools())
+    for tool in _mcp_tools(include_mcp):
+        registry.register(tool)
+    return registry
+
+
+def _mcp_tools(source: Any) -> Iterable[Tool]:
+    if source is None:
+        return ()
+    tools = getattr(source, "tools", source)
+    if isinstance(tools, Tool):
+        return (tools,)
+    try:
+        return list(tools)
+    except TypeError:
+        raise TypeError(f"include_mcp must be an McpManager or an iterable of tools, got {type(source).__name__}") from None

@@ -1,0 +1,367 @@
+"""Bash: run a shell command in its own process group, streaming its output.
+
+Read-only (and so concurrency-safe and auto-allowed) is decided by the shell layer's
+tree-sitter analysis, failing closed. The command runs under ``bash -c`` in a new
+session, so an abort, a timeout or a cancelled task can kill everything it started
+(grandchildren included) and reap it: nothing is left running, no pipe left open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import signal
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..tool import INTERRUPT, AbortError, Decision, DecisionReason, Tool, ToolContext, ToolOutput, Validation
+
+__all__ = ["BashTool", "BashInput", "BashResult", "DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS"]
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+TERM_GRACE_S = 0.3  # SIGTERM, then SIGKILL: the whole kill stays well under a second
+PIPE_GRACE_S = 2.0  # after the command exits, how long stray writers may keep its pipes open
+MAX_CAPTURE_CHARS = 5_000_000  # per stream; the pipeline persists anything past 30,000
+MAX_PROGRESS_LINE = 10_000
+CHUNK = 65_536
+SHELL = "/bin/bash"
+
+_PROMPT = """Runs a bash command and returns its output (stdout, then stderr) and exit status.
+
+- The command runs in the session's working directory with no stdin; output lines stream as progress.
+- Default timeout 2 minutes (`timeout` in milliseconds, at most 600000); on timeout the command and
+  everything it started are killed.
+- Prefer the dedicated tools for files: Read, Edit, Write, Glob, Grep.
+- Read-only commands (ls, cat, git status, grep...) run in parallel with other read-only calls and
+  need no approval; anything else runs alone and may need permission.
+- Quote paths that contain spaces. Chain dependent commands with `&&`.
+- `run_in_background` is not supported."""
+
+
+class BashInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(description="The bash command to run")
+    timeout: int | None = Field(
+        default=None, ge=1, le=MAX_TIMEOUT_MS, description=f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})"
+    )
+    description: str | None = Field(default=None, description="A short description of what the command does (5-10 words)")
+    run_in_background: bool | None = Field(default=None, description="Not supported; leave unset")
+
+
+@dataclass(slots=True)
+class BashResult:
+    """What a command did: kept as the call's data for hooks and the trace."""
+
+    command: str
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+# -- the shell layer, imported late and never trusted to be there -----------------------
+
+
+def _shell() -> Any:
+    try:
+        from .. import shell
+    except Exception:
+        return None
+    return shell if hasattr(shell, "analyze") else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_read_only(command: str) -> tuple[bool, str]:
+    shell = _shell()
+    if shell is None:
+        raise LookupError("the shell analysis is not available")
+    verdict = shell.analyze(command)
+    return bool(verdict.read_only), str(getattr(verdict, "reason", ""))
+
+
+def analyze_read_only(command: str) -> tuple[bool, str]:
+    """(read_only, reason); any failure of the analysis means not read-only."""
+    try:
+        return _cached_read_only(command)
+    except Exception as err:
+        return False, f"the read-only analysis failed: {err}"
+
+
+def benign_exit(command: str, exit_code: int) -> bool:
+    shell = _shell()
+    if shell is None or not hasattr(shell, "is_benign_exit"):
+        return False
+    try:
+        return bool(shell.is_benign_exit(command, exit_code))
+    except Exception:
+        return False
+
+
+# -- the tool ------------------------------------------------------------------------------
+
+
+class BashTool(Tool):
+    name = "Bash"
+    description = _PROMPT
+    search_hint = "run shell commands, git, tests, build scripts"
+    input_model = BashInput
+    max_result_size_chars = 30_000
+    errors_cancel_siblings = True
+
+    def is_read_only(self, input: BashInput) -> bool:
+        return analyze_read_only(input.command)[0]
+
+    def is_concurrency_safe(self, input: BashInput) -> bool:
+        return self.is_read_only(input)
+
+    async def validate_input(self, input: BashInput, ctx: ToolContext) -> Validation:
+        if input.run_in_background:
+            return Validation.fail(
+                "run_in_background is not supported here: run the command in the foreground "
+                f"(with a timeout of up to {MAX_TIMEOUT_MS} ms) or split the work into shorter commands."
+            )
+        if not input.command.strip():
+            return Validation.fail("command is empty: pass the bash command to run.")
+        if "\x00" in input.command:
+            return Validation.fail("command contains a NUL byte, which no shell can run.")
+        return Validation.OK  # type: ignore[attr-defined,no-any-return]
+
+    async def check_permissions(self, input: BashInput, ctx: ToolContext) -> Decision:
+        read_only, _ = analyze_read_only(input.command)
+        if read_only:
+            return Decision.allow(reason=DecisionReason("tool", "read-only command"))
+        return Decision.passthrough()
+
+    async def call(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
+        timeout_s = (input.timeout or DEFAULT_TIMEOUT_MS) / 1000
+        env = command_env(read_only=self.is_read_only(input))
+        result = await run_command(input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress)
+        return to_output(result, benign=result.exit_code is not None and benign_exit(input.command, result.exit_code))
+
+
+def command_env(*, read_only: bool) -> dict[str, str]:
+    """The caller's environment, made non-interactive; read-only git takes no optional locks."""
+    env = dict(os.environ)
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    if read_only:
+        env["GIT_OPTIONAL_LOCKS"] = "0"  # two parallel `git status` must not fight over index.lock
+    return env
+
+
+# -- running a command --------------------------------------------------------------------
+
+
+async def run_command(
+    command: str,
+    *,
+    cwd: str,
+    env: dict[str, str] | None = None,
+    timeout: float,
+    abort: Any = None,
+    progress: Callable[[Any], None] | None = None,
+    ignore: tuple[str, ...] = (INTERRUPT,),
+) -> BashResult:
+    """Run ``command`` to completion, timeout or abort; the group is always gone on return.
+
+    Raises ``AbortError`` when ``abort`` fires (for a reason not in ``ignore``: a new
+    user message does not stop a command) and ``CancelledError`` when cancelled, in
+    both cases after killing and reaping the whole process group.
+    """
+    if not os.path.isdir(cwd):
+        raise FileNotFoundError(f"the working directory {cwd} does not exist")
+    proc = await asyncio.create_subprocess_exec(
+        SHELL, "-c", command, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+    )
+    result = BashResult(command)
+    out, err = _Capture("stdout", progress), _Capture("stderr", progress)
+    readers = [asyncio.ensure_future(out.pump(proc.stdout)), asyncio.ensure_future(err.pump(proc.stderr))]
+    aborted = asyncio.Event()
+    remove = abort.on_abort(lambda reason: reason in ignore or aborted.set()) if abort is not None else _noop
+    try:
+        outcome = await _wait(proc, aborted, timeout)
+        if outcome == "exited":
+            await _drain_after_exit(proc, readers, result)
+        else:
+            await kill_group(proc)
+            if not await _finish_readers(readers, 1.0):
+                _stop_reading(proc, readers)
+        if outcome == "aborted":
+            raise AbortError(abort.reason if abort is not None else "aborted")
+        if outcome == "timeout":
+            result.timed_out = True
+    except BaseException:
+        await _cleanup(proc, readers)
+        raise
+    finally:
+        remove()
+    result.stdout, result.stderr = out.text(), err.text()
+    result.exit_code = proc.returncode
+    return result
+
+
+async def _wait(proc: asyncio.subprocess.Process, aborted: asyncio.Event, timeout: float) -> str:
+    """Which came first: the command's exit, the abort, or the timeout."""
+    exited = asyncio.ensure_future(_until_exit(proc))
+    stopped = asyncio.ensure_future(aborted.wait())
+    try:
+        done, _ = await asyncio.wait({exited, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (exited, stopped):
+            task.cancel()
+    if exited in done:
+        return "exited"
+    return "aborted" if stopped in done else "timeout"
+
+
+async def _until_exit(proc: asyncio.subprocess.Process, poll: float = 0.02) -> int:
+    """The leader's exit, not waiting for its pipes (``proc.wait`` also waits for EOF,
+    which a background child that escaped the group could hold off forever)."""
+    while proc.returncode is None:
+        await asyncio.sleep(poll)
+    return proc.returncode
+
+
+async def _drain_after_exit(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]], result: BashResult) -> None:
+    """The shell is done; background children it left in its group must not hold the pipes forever."""
+    if await _finish_readers(readers, PIPE_GRACE_S):
+        return
+    await kill_group(proc)
+    if not await _finish_readers(readers, 1.0):
+        _stop_reading(proc, readers)
+    result.notes.append(
+        "background processes kept the output open after the command exited; "
+        "they were stopped or left running, and their later output is not included"
+    )
+
+
+async def _finish_readers(readers: list[asyncio.Future[None]], grace: float) -> bool:
+    _, pending = await asyncio.wait(readers, timeout=grace)
+    return not pending
+
+
+async def _cleanup(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:
+    """On cancellation or an error: kill, reap, stop reading; shielded so it completes."""
+    async def go() -> None:
+        await kill_group(proc)
+        _stop_reading(proc, readers)
+        await asyncio.gather(*readers, return_exceptions=True)
+
+    task = asyncio.ensure_future(go())
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task  # finish the kill even if cancelled again; it is bounded
+        raise
+
+
+async def kill_group(proc: asyncio.subprocess.Process, grace: float = TERM_GRACE_S) -> None:
+    """SIGTERM the process group, SIGKILL whatever is left after ``grace``, reap the leader."""
+    pgid = proc.pid  # start_new_session=True: the leader's pid is the group id
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(_until_exit(proc), grace)
+    except asyncio.TimeoutError:
+        pass
+    _signal_group(pgid, signal.SIGKILL)  # stragglers that ignored SIGTERM, grandchildren
+    try:
+        await asyncio.wait_for(_until_exit(proc), 1.0)
+    except asyncio.TimeoutError:
+        pass
+
+
+def _stop_reading(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:
+    """Give up on pipes held open by a process outside the group: stop reading, close them."""
+    for reader in readers:
+        reader.cancel()
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Capture:
+    """Reads one pipe in chunks, streams each line as progress, keeps a bounded copy."""
+
+    def __init__(self, stream: str, progress: Callable[[Any], None] | None) -> None:
+        self.stream = stream
+        self.progress = progress
+        self.parts: list[str] = []
+        self.size = 0
+        self.dropped = 0
+
+    async def pump(self, reader: asyncio.StreamReader | None) -> None:
+        if reader is None:
+            return
+        pending = b""
+        while chunk := await reader.read(CHUNK):
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for raw in lines:
+                self._line(raw.decode("utf-8", errors="replace"), "\n")
+        if pending:
+            self._line(pending.decode("utf-8", errors="replace"), "")
+
+    def _line(self, line: str, end: str) -> None:
+        if self.progress is not None:
+            self.progress({"stream": self.stream, "line": line[:MAX_PROGRESS_LINE]})
+        text = line + end
+        if self.size + len(text) > MAX_CAPTURE_CHARS:
+            self.dropped += len(text)
+            return
+        self.parts.append(text)
+        self.size += len(text)
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n[{self.dropped} more characters of {self.stream} were not kept]\n"
+        return out
+
+
+# -- the result the model reads ----------------------------------------------------------
+
+
+def to_output(result: BashResult, *, benign: bool = False) -> ToolOutput:
+    body = _join(result.stdout, result.stderr)
+    notes = [f"({note})" for note in result.notes]
+    code = result.exit_code
+    if result.timed_out:
+        text = _join("Command timed out and was killed (with everything it started).", body, *notes)
+        return ToolOutput(result, content=text, is_error=True, exit_code=code)
+    if code == 0:
+        return ToolOutput(result, content=_join(body, *notes), exit_code=0)
+    if code is not None and code < 0:
+        text = _join(f"Command was killed by signal {_signal_name(-code)}.", result.stderr, result.stdout, *notes)
+        return ToolOutput(result, content=text, is_error=True, exit_code=code)
+    if benign:
+        text = _join(body, f"(exit code {code}: for this command that is an ordinary answer, not a failure)", *notes)
+        return ToolOutput(result, content=text, exit_code=code)
+    return ToolOutput(result, content=_join(f"Exit code {code}", result.stderr, result.stdout, *notes), is_error=True, exit_code=code)
+
+
+def _join(*parts: str) -> str:
+    return "\n".join(p.rstrip("\n") for p in parts if p and p.strip())
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def _noop() -> None:
+    return None

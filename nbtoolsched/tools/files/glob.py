@@ -1,0 +1,122 @@
+"""Glob: files whose paths match a pattern, newest first, .gitignore respected.
+
+Patterns use gitignore glob syntax, as ripgrep's ``--glob`` does: a pattern without
+``/`` matches at any depth (``*.py`` finds every Python file), ``**`` spans
+directories, ``{a,b}`` alternates. ``rg --files`` (or the Python walker, which gives
+the same list) lists what .gitignore lets through, and the pattern filters that list:
+unlike ``rg --glob``, a pattern never brings an ignored file back.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...tool import ToolContext, ToolOutput, Validation
+from ._base import PathTool
+from ._globs import GlobSyntaxError, path_matcher
+from ._paths import display, missing_path_message
+from ._ripgrep import SearchTimeout
+from ._search import Engine, EngineChoice, SearchError, pick_engine
+
+__all__ = ["GlobTool", "GlobInput", "MAX_GLOB_RESULTS"]
+
+MAX_GLOB_RESULTS = 100
+_MAGIC = set("*?[{")
+
+
+class GlobInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str = Field(min_length=1, description='The glob, e.g. "**/*.py" or "src/**/test_*.ts".')
+    path: str | None = Field(None, description="The directory to search (default: the working directory).")
+
+
+class GlobTool(PathTool):
+    name = "Glob"
+    search_hint = "find files by name pattern"
+    description = (
+        "Find files by path pattern, most recently modified first.\n"
+        '- Patterns use gitignore glob syntax: "**/*.js", "src/**/*.{ts,tsx}"; a pattern without "/" matches '
+        'at any depth ("*.md" finds every Markdown file).\n'
+        "- Files ignored by .gitignore are skipped; hidden files are included; .git is never listed.\n"
+        f"- At most {MAX_GLOB_RESULTS} paths are returned; narrow the pattern or path when the list is cut."
+    )
+    input_model = GlobInput
+    path_field = "path"
+    file_access = "read"
+
+    def __init__(self, engine: EngineChoice | Engine = "auto", timeout: float = 60.0) -> None:
+        self.engine = pick_engine(engine, timeout)
+
+    def is_read_only(self, input: Any) -> bool:
+        return True
+
+    def is_concurrency_safe(self, input: Any) -> bool:
+        return True
+
+    async def validate_input(self, input: GlobInput, ctx: ToolContext) -> Validation:
+        root = self.target(input, ctx)
+        if not os.path.exists(root):
+            return Validation.fail(missing_path_message(root, ctx.cwd, "Directory"))
+        if not os.path.isdir(root):
+            return Validation.fail(f"path must be a directory, but {root} is a file. Use Read to read it.")
+        try:
+            path_matcher(split_pattern(root, input.pattern)[1])
+        except GlobSyntaxError as err:
+            return Validation.fail(f"Invalid glob pattern: {err}")
+        return Validation.OK  # type: ignore[attr-defined,no-any-return]
+
+    async def call(self, input: GlobInput, ctx: ToolContext) -> ToolOutput:
+        root, pattern = split_pattern(self.target(input, ctx), input.pattern)
+        if not os.path.isdir(root):
+            return ToolOutput(missing_path_message(root, ctx.cwd, "Directory"), is_error=True)
+        try:
+            rule = path_matcher(pattern)
+            found = await self.engine.list_files(root, ctx.abort)
+        except (GlobSyntaxError, SearchError) as err:
+            return ToolOutput(f"Glob could not use the pattern {input.pattern!r}: {err}", is_error=True)
+        except SearchTimeout as err:
+            return ToolOutput(f"{err}. Glob a narrower path.", is_error=True)
+        paths = newest_first(root, [rel for rel in found if rule.matches(rel, False)])
+        shown = [display(p, ctx.cwd) for p in paths[:MAX_GLOB_RESULTS]]
+        data = {"filenames": shown, "num_files": len(paths), "truncated": len(paths) > MAX_GLOB_RESULTS}
+        return ToolOutput(data, content=_render(shown, len(paths)))
+
+
+def split_pattern(root: str, pattern: str) -> tuple[str, str]:
+    """(directory to walk, glob relative to it): an absolute or ``../`` pattern moves the root."""
+    pattern = os.path.expanduser(pattern)
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    if not (os.path.isabs(pattern) or pattern.startswith("../") or pattern == ".."):
+        return root, pattern
+    parts = os.path.normpath(os.path.join(root, pattern)).split(os.sep)
+    static = next((i for i, part in enumerate(parts) if _MAGIC & set(part)), len(parts) - 1)
+    base = os.sep.join(parts[:static]) or os.sep
+    return base, "/" + "/".join(parts[static:])
+
+
+def newest_first(root: str, rel_paths: list[str]) -> list[str]:
+    """Absolute paths, newest modification first; ties by path, so the order is stable."""
+    stamped = []
+    for rel in rel_paths:
+        path = os.path.join(root, rel)
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            continue  # deleted since the walk
+        stamped.append((-mtime, path))
+    stamped.sort()
+    return [path for _, path in stamped]
+
+
+def _render(shown: list[str], total: int) -> str:
+    if not shown:
+        return "No files found."
+    text = "\n".join(shown)
+    if total > len(shown):
+        text += f"\n\n(Showing the {len(shown)} most recently modified of {total} matching files. Narrow the pattern or path to see others.)"
+    return text

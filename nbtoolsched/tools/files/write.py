@@ -1,0 +1,75 @@
+"""Write: create a file, or replace one the model has read in full.
+
+The write is atomic (temp file + rename, mode kept), so a crash or a concurrent reader
+never sees half a file; an existing file keeps its encoding and CRLF line endings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...tool import ToolContext, ToolOutput, Validation
+from ._base import PathTool
+from ._diff import diff_snippet
+from ._guard import remember_write, stale_read_error
+from ._paths import display
+from ._textfile import load_text, save_text
+
+__all__ = ["WriteTool", "WriteInput"]
+
+
+class WriteInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    file_path: str = Field(min_length=1, description="The file to write; absolute, or relative to the working directory.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteTool(PathTool):
+    name = "Write"
+    search_hint = "create or overwrite a file"
+    description = (
+        "Write a whole file: create it (missing parent directories are made) or replace its content.\n"
+        "- To replace an existing file you must have read all of it with Read first in this session, and it must "
+        "not have changed since; otherwise the write is refused.\n"
+        "- To change part of a file prefer Edit, which sends only the change.\n"
+        "- The write is atomic; an existing file keeps its permissions, encoding and line endings."
+    )
+    input_model = WriteInput
+    file_access = "edit"
+
+    async def validate_input(self, input: WriteInput, ctx: ToolContext) -> Validation:
+        problem = _refusal(self.target(input, ctx), ctx)
+        return Validation.fail(problem) if problem else Validation.OK  # type: ignore[attr-defined]
+
+    async def call(self, input: WriteInput, ctx: ToolContext) -> ToolOutput:
+        path = self.target(input, ctx)
+        problem = _refusal(path, ctx)  # again: the file may have changed while permission was asked
+        if problem:
+            return ToolOutput(problem, is_error=True)
+        return await asyncio.to_thread(_write, path, input.content, ctx)
+
+
+def _refusal(path: str, ctx: ToolContext) -> str | None:
+    if os.path.isdir(path):
+        return f"{path} is a directory; give the path of a file inside it."
+    if os.path.exists(path):
+        return stale_read_error(ctx, path, need_full=True)
+    return None
+
+
+def _write(path: str, content: str, ctx: ToolContext) -> ToolOutput:
+    label = display(path, ctx.cwd)
+    before = load_text(path) if os.path.exists(path) else None
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    save_text(path, content, like=before)
+    remember_write(ctx, path)
+    lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+    if before is None:
+        return ToolOutput({"type": "create", "file_path": path}, content=f"Created {label} ({lines} lines).")
+    diff = diff_snippet(before.text, content.replace("\r\n", "\n") if before.crlf else content, label)
+    summary = f"Replaced the content of {label} ({lines} lines)." + (f"\n{diff}" if diff else " The content was unchanged.")
+    return ToolOutput({"type": "update", "file_path": path}, content=summary)

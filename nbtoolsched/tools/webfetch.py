@@ -1,0 +1,398 @@
+"""WebFetch: fetch a URL over http(s) and return its content as readable text.
+
+Domain rules decide which hosts may be fetched; redirects are followed only within
+the same host (a redirect elsewhere is reported, so the model can decide to fetch
+it); the download is streamed and capped in bytes and in time; HTML becomes text
+with headings, links and paragraph breaks kept. With no summarizer configured the
+text itself is the answer (Claude Code passes it through a small model with the
+prompt; pass ``summarizer=`` to do the same).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import Awaitable, Callable, Iterable
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..tool import Tool, ToolContext, ToolOutput, Validation
+
+__all__ = ["WebFetchTool", "WebFetchInput", "DomainRules", "html_to_text", "FetchError"]
+
+MAX_BYTES = 10 * 1024 * 1024
+MAX_CONTENT_CHARS = 100_000
+TIMEOUT_S = 30.0
+MAX_REDIRECTS = 10
+MAX_URL_LENGTH = 2000
+USER_AGENT = "nbtoolsched-webfetch/0.1"
+
+Summarizer = Callable[[str, str], Awaitable[str]]  # (content, prompt) -> answer
+
+
+class FetchError(Exception):
+    """A fetch that failed in a way the model should read (status, timeout, refusal)."""
+
+
+class WebFetchInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="The http(s) URL to fetch")
+    prompt: str = Field(description="What to look for in the page")
+
+
+@dataclass(frozen=True, slots=True)
+class DomainRules:
+    """Which hosts may be fetched. A rule ``example.com`` also covers its subdomains.
+
+    ``allow=None`` means any host not blocked; a block always wins.
+    """
+
+    allow: frozenset[str] | None = None
+    block: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, allow: Iterable[str] | None = None, block: Iterable[str] = ()) -> "DomainRules":
+        return cls(None if allow is None else frozenset(_norm_host(d) for d in allow), frozenset(_norm_host(d) for d in block))
+
+    def refusal(self, host: str) -> str | None:
+        """Why ``host`` may not be fetched, or None when it may."""
+        host = _norm_host(host)
+        if any(_covers(rule, host) for rule in self.block):
+            return f"the domain {host} is blocked by the WebFetch domain rules"
+        if self.allow is not None and not any(_covers(rule, host) for rule in self.allow):
+            allowed = ", ".join(sorted(self.allow)) or "none"
+            return f"the domain {host} is not in the allowed domains ({allowed})"
+        return None
+
+
+def _norm_host(host: str) -> str:
+    return host.strip().lower().rstrip(".")
+
+
+def _covers(rule: str, host: str) -> bool:
+    return host == rule or host.endswith("." + rule)
+
+
+class WebFetchTool(Tool):
+    name = "WebFetch"
+    description = (
+        "Fetches a URL (http or https) and returns its content as readable text: HTML is converted, "
+        "keeping headings, links and paragraphs; long pages are cut. `prompt` says what you are looking for. "
+        "A redirect to another host is reported, not followed: fetch the new URL yourself if you want it. "
+        "Read-only; it cannot reach pages that need a login."
+    )
+    search_hint = "fetch web page url http download html content"
+    input_model = WebFetchInput
+    should_defer = True
+
+    def __init__(
+        self,
+        *,
+        allowed_domains: Iterable[str] | None = None,
+        blocked_domains: Iterable[str] = (),
+        max_bytes: int = MAX_BYTES,
+        timeout: float = TIMEOUT_S,
+        max_content_chars: int = MAX_CONTENT_CHARS,
+        summarizer: Summarizer | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.rules = DomainRules.of(allowed_domains, blocked_domains)
+        self.max_bytes = max_bytes
+        self.timeout = timeout
+        self.max_content_chars = max_content_chars
+        self.summarizer = summarizer
+        self.transport = transport
+
+    def is_read_only(self, input: WebFetchInput) -> bool:
+        return True
+
+    def is_concurrency_safe(self, input: WebFetchInput) -> bool:
+        return True
+
+    async def validate_input(self, input: WebFetchInput, ctx: ToolContext) -> Validation:
+        problem = self.url_problem(input.url)
+        return Validation.fail(problem) if problem else Validation.OK  # type: ignore[attr-defined]
+
+    def url_problem(self, url: str) -> str | None:
+        """Why ``url`` cannot be fetched, or None."""
+        if len(url) > MAX_URL_LENGTH:
+            return f"the URL is {len(url)} characters long; at most {MAX_URL_LENGTH} are accepted"
+        try:
+            parts = urlsplit(url.strip())
+            port = parts.port  # raises on a malformed port
+        except ValueError as err:
+            return f"{url!r} is not a valid URL: {err}"
+        if parts.scheme.lower() not in ("http", "https"):
+            scheme = parts.scheme or "none"
+            return f"only http and https URLs can be fetched; {url!r} has the scheme {scheme!r}"
+        if not parts.hostname:
+            return f"{url!r} has no host name"
+        if parts.username or parts.password:
+            return "URLs with a user name or password in them are refused; remove the credentials"
+        del port
+        return self.rules.refusal(parts.hostname)
+
+    async def call(self, input: WebFetchInput, ctx: ToolContext) -> ToolOutput:
+        try:
+            async with asyncio.timeout(self.timeout):
+                page = await self._fetch(input.url.strip(), ctx)
+        except TimeoutError:
+            return _failure(f"Fetching {input.url} timed out after {self.timeout:g} seconds.")
+        except FetchError as err:
+            return _failure(str(err))
+        except httpx.HTTPError as err:
+            return _failure(f"Fetching {input.url} failed: {type(err).__name__}: {err or 'no details'}")
+        if isinstance(page, _Redirect):
+            return ToolOutput(
+                {"url": input.url, "redirect": page.location, "status": page.status},
+                content=(
+                    f"{input.url} redirects (HTTP {page.status}) to a different host: {page.location}\n"
+                    "The redirect was not followed. To get that page, call WebFetch again with that URL."
+                ),
+            )
+        text = self._truncate(page.text)
+        if self.summarizer is not None:
+            text = await self.summarizer(text, input.prompt)
+        data = {"url": page.url, "status": page.status, "content_type": page.content_type, "bytes": page.size, "truncated": page.cut}
+        header = f"Fetched {page.url} (HTTP {page.status}, {page.content_type or 'unknown type'}, {page.size} bytes)"
+        if page.cut:
+            header += f"; the download stopped at the {self.max_bytes}-byte limit"
+        return ToolOutput(data, content=f"{header}\n\n{text}")
+
+    # -- fetching ------------------------------------------------------------------------
+    async def _fetch(self, url: str, ctx: ToolContext) -> "_Page | _Redirect":
+        timeout = httpx.Timeout(self.timeout)
+        headers = {"User-Agent": USER_AGENT, "Accept": "text/html, text/markdown, text/plain, */*;q=0.5"}
+        async with httpx.AsyncClient(follow_redirects=False, timeout=timeout, transport=self.transport, headers=headers) as client:
+            for _ in range(MAX_REDIRECTS + 1):
+                async with client.stream("GET", url) as response:
+                    if response.is_redirect:
+                        target = urljoin(url, response.headers.get("location", ""))
+                        if not _same_site(url, target):
+                            return _Redirect(target, response.status_code)
+                        url = target
+                        continue
+                    if response.status_code >= 400:
+                        body = await _read_capped(response, 2000)
+                        raise FetchError(_status_text(url, response, body[0]))
+                    return await self._page(url, response, ctx)
+        raise FetchError(f"Fetching {url} failed: more than {MAX_REDIRECTS} redirects")
+
+    async def _page(self, url: str, response: httpx.Response, ctx: ToolContext) -> "_Page":
+        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if _is_binary(content_type):
+            raise FetchError(f"{url} is {content_type} content, which WebFetch cannot show as text")
+        body, cut = await _read_capped(response, self.max_bytes, ctx)
+        raw = body.decode(response.encoding or "utf-8", errors="replace")
+        text = html_to_text(raw, base_url=url) if _is_html(content_type, raw) else raw
+        return _Page(url, response.status_code, content_type, len(body), cut, text)
+
+    def _truncate(self, text: str) -> str:
+        limit = self.max_content_chars
+        if len(text) <= limit:
+            return text
+        head = text[:limit]
+        cut = head.rfind("\n\n")
+        if cut > limit // 2:
+            head = head[:cut]
+        return f"{head}\n\n[Content cut: showing the first {len(head)} of {len(text)} characters.]"
+
+
+@dataclass(slots=True)
+class _Page:
+    url: str
+    status: int
+    content_type: str
+    size: int
+    cut: bool
+    text: str
+
+
+@dataclass(slots=True)
+class _Redirect:
+    location: str
+    status: int
+
+
+def _failure(text: str) -> ToolOutput:
+    return ToolOutput({"error": text}, content=text, is_error=True)
+
+
+def _same_site(a: str, b: str) -> bool:
+    """Same scheme family and host, ignoring a leading ``www.``."""
+    pa, pb = urlsplit(a), urlsplit(b)
+    if pb.scheme not in ("http", "https"):
+        return False
+    host_a = (pa.hostname or "").removeprefix("www.")
+    host_b = (pb.hostname or "").removeprefix("www.")
+    return host_a == host_b and (pa.port or _default_port(pa.scheme)) == (pb.port or _default_port(pb.scheme))
+
+
+def _default_port(scheme: str) -> int:
+    return 443 if scheme == "https" else 80
+
+
+async def _read_capped(response: httpx.Response, limit: int, ctx: ToolContext | None = None) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the body, and whether more was left unread."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if ctx is not None:
+            ctx.progress({"bytes": size})
+        if size >= limit:
+            return b"".join(chunks)[:limit], True
+    return b"".join(chunks), False
+
+
+def _status_text(url: str, response: httpx.Response, body: bytes) -> str:
+    reason = response.reason_phrase or ""
+    excerpt = body.decode("utf-8", errors="replace").strip()
+    if "html" in response.headers.get("content-type", ""):
+        excerpt = html_to_text(excerpt)
+    excerpt = excerpt[:500]
+    return f"Fetching {url} failed: HTTP {response.status_code} {reason}".rstrip() + (f"\n{excerpt}" if excerpt else "")
+
+
+_TEXTUAL = ("json", "xml", "javascript", "yaml", "csv", "markdown", "x-sh", "toml")
+
+
+def _is_binary(content_type: str) -> bool:
+    if not content_type or content_type.startswith("text/"):
+        return False
+    return not any(word in content_type for word in _TEXTUAL)
+
+
+def _is_html(content_type: str, raw: str) -> bool:
+    if content_type in ("text/html", "application/xhtml+xml"):
+        return True
+    return not content_type and raw.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
+
+
+# -- HTML to text --------------------------------------------------------------------------
+
+_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas", "head"})
+_BLOCK = frozenset({
+    "p", "div", "section", "article", "main", "header", "footer", "nav", "aside", "ul", "ol", "table",
+    "tr", "blockquote", "form", "figure", "figcaption", "dl", "dt", "dd", "hr", "address", "details", "summary",
+})
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+
+
+class _TextExtractor(HTMLParser):
+    """Collects readable text: block elements break lines, headings and links keep their form."""
+
+    def __init__(self, base_url: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base_url = base_url
+        self.out: list[str] = []
+        self.skip = 0
+        self.pre = 0
+        self.title: list[str] | None = None
+        self.title_text = ""
+        self.links: list[tuple[str, int]] = []  # (href, position in out)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self.title = []
+        if tag in _SKIP:
+            self.skip += 1
+            return
+        if self.skip:
+            return
+        if tag in _HEADINGS:
+            self._break(2)
+            self.out.append("#" * _HEADINGS[tag] + " ")
+        elif tag in _BLOCK:
+            self._break(2 if tag in ("p", "blockquote", "table", "ul", "ol") else 1)
+        elif tag == "br":
+            self.out.append("\n")
+        elif tag == "li":
+            self._break(1)
+            self.out.append("- ")
+        elif tag in ("td", "th"):
+            self.out.append(" | ")
+        elif tag == "pre":
+            self._break(2)
+            self.out.append("```\n")
+            self.pre += 1
+        elif tag == "a":
+            href = dict(attrs).get("href") or ""
+            self.links.append((href, len(self.out)))
+            self.out.append("[")
+        elif tag == "img":
+            alt = (dict(attrs).get("alt") or "").strip()
+            if alt:
+                self.out.append(f"[image: {alt}]")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title" and self.title is not None:
+            self.title_text = " ".join("".join(self.title).split())
+            self.title = None
+        if tag in _SKIP:
+            self.skip = max(0, self.skip - 1)
+            return
+        if self.skip:
+            return
+        if tag in _HEADINGS or tag in _BLOCK:
+            self._break(2 if tag in _HEADINGS or tag in ("p", "blockquote", "table", "ul", "ol") else 1)
+        elif tag == "pre" and self.pre:
+            self.pre -= 1
+            self.out.append("\n```")
+            self._break(2)
+        elif tag == "a" and self.links:
+            self._close_link()
+
+    def handle_data(self, data: str) -> None:
+        if self.title is not None:
+            self.title.append(data)
+        if self.skip:
+            return
+        if self.pre:
+            self.out.append(data)
+            return
+        text = re.sub(r"\s+", " ", data)
+        if not self.out or self.out[-1].endswith("\n"):
+            text = text.lstrip()
+        if text:
+            self.out.append(text)
+
+    def _close_link(self) -> None:
+        href, at = self.links.pop()
+        text = "".join(self.out[at + 1:]).strip()
+        del self.out[at:]
+        target = urljoin(self.base_url, href) if href and not href.startswith(("javascript:", "#")) else ""
+        if target and text:
+            self.out.append(f"[{text}]({target})")
+        elif text:
+            self.out.append(text)
+
+    def _break(self, lines: int) -> None:
+        self.out.append("\n" * lines)
+
+    def text(self) -> str:
+        while self.links:
+            self._close_link()
+        body = "".join(self.out)
+        body = re.sub(r"[ \t]+\n", "\n", body)
+        body = re.sub(r"\n{3,}", "\n\n", body).strip()
+        if self.title_text and not body.startswith("# "):
+            body = f"# {self.title_text}\n\n{body}"
+        return body
+
+
+def html_to_text(html: str, base_url: str = "") -> str:
+    """Readable text from HTML: no scripts or styles, headings as ``#``, links as ``[text](url)``."""
+    parser = _TextExtractor(base_url)
+    try:
+        parser.feed(html)
+        parser.close()
+    except Exception:  # html.parser is lenient; this is a last resort for odd input
+        return re.sub(r"<[^>]+>", " ", html)
+    return parser.text()

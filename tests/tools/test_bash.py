@@ -1,0 +1,331 @@
+"""Bash with real subprocesses: exit status, streaming, timeouts, aborts, sibling cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import nbtoolsched as nts
+from nbtoolsched.registry import ToolRegistry
+from nbtoolsched.tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
+from nbtoolsched.tools import bash as bash_module
+from nbtoolsched.tools.bash import BashInput, BashResult, BashTool, _Capture, command_env, to_output
+from nbtoolsched.tools.sleep import SleepTool
+
+REAP_PATIENCE = 15.0  # orphans are reaped by init, which may take a moment on a busy machine
+
+
+def use(command: str, id: str = "b1", **extra: object) -> dict:
+    return {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": command, **extra}}
+
+
+@pytest.fixture
+def sched(tmp_path: Path) -> nts.Scheduler:
+    return nts.Scheduler(ToolRegistry([BashTool(), SleepTool()]), cwd=tmp_path, session_dir=tmp_path / "session")
+
+
+def live_members(pgid: int) -> list[int]:
+    """Processes of the group that are still running (zombies waiting for a reaper do not count)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+async def assert_group_gone(pgid: int) -> None:
+    assert live_members(pgid) == [], "processes of the command are still running"
+    deadline = time.monotonic() + REAP_PATIENCE
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        assert time.monotonic() < deadline, f"process group {pgid} still exists"
+        await asyncio.sleep(0.05)
+
+
+async def find_pgid(marker: str, patience: float = 10.0) -> int:
+    """The process group of the process whose command line contains ``marker``."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                except OSError:
+                    continue
+                if marker in cmdline and "bash" not in cmdline.split()[0]:
+                    return os.getpgid(int(entry))
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no process with {marker!r} appeared")
+
+
+# -- results ------------------------------------------------------------------------------
+
+
+async def test_success_returns_stdout_and_stderr(sched: nts.Scheduler) -> None:
+    [result] = await sched.run([use("echo hello; echo warn >&2")])
+    assert not result.is_error
+    assert result.text == "hello\nwarn"
+
+
+async def test_failure_is_an_error_with_exit_code_stderr_and_stdout(sched: nts.Scheduler) -> None:
+    [result] = await sched.run([use("echo out; echo boom >&2; exit 3")])
+    assert result.is_error
+    assert result.text.splitlines() == ["Exit code 3", "boom", "out"]
+
+
+async def test_benign_exit_is_not_an_error(sched: nts.Scheduler, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("something\n")
+    [result] = await sched.run([use("grep nothing file")])
+    assert not result.is_error
+    assert "exit code 1" in result.text
+
+
+async def test_empty_output_gets_a_marker(sched: nts.Scheduler) -> None:
+    [result] = await sched.run([use("true")])
+    assert result.text == "(Bash completed with no output)"
+
+
+async def test_runs_in_the_context_cwd(sched: nts.Scheduler, tmp_path: Path) -> None:
+    [result] = await sched.run([use("pwd")])
+    assert result.text == str(tmp_path.resolve())
+
+
+async def test_large_output_is_persisted_with_a_preview(sched: nts.Scheduler, tmp_path: Path) -> None:
+    [result] = await sched.run([use("seq 1 20000")])
+    assert "<persisted-output>" in result.text
+    saved = next((tmp_path / "session" / "tool-results").iterdir())
+    assert saved.read_text().splitlines()[-1] == "20000"
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        ({"run_in_background": True}, "run_in_background is not supported"),
+        ({"timeout": 600_001}, "timeout"),
+        ({"timeout": 0}, "timeout"),
+    ],
+)
+async def test_bad_inputs_are_refused_clearly(sched: nts.Scheduler, extra: dict, needle: str) -> None:
+    [result] = await sched.run([use("echo hi", **extra)])
+    assert result.is_error and needle in result.text
+
+
+async def test_blank_command_is_refused(sched: nts.Scheduler) -> None:
+    [result] = await sched.run([use("   ")])
+    assert result.is_error and "command is empty" in result.text
+
+
+# -- read-only analysis --------------------------------------------------------------------
+
+
+async def test_read_only_commands_are_safe_and_allowed(tmp_path: Path) -> None:
+    tool, ctx = BashTool(), ToolContext(tmp_path)
+    safe, unsafe = BashInput(command="git status"), BashInput(command="rm -rf build")
+    assert tool.is_concurrency_safe(safe) and tool.is_read_only(safe)
+    assert not tool.is_concurrency_safe(unsafe) and not tool.is_read_only(unsafe)
+    allowed = await tool.check_permissions(safe, ctx)
+    assert allowed.behavior == "allow" and allowed.reason is not None and allowed.reason.kind == "tool"
+    assert (await tool.check_permissions(unsafe, ctx)).behavior == "passthrough"
+
+
+def test_analysis_failure_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Broken:
+        def analyze(self, command: str) -> None:
+            raise RuntimeError("parser exploded")
+
+    bash_module._cached_read_only.cache_clear()
+    monkeypatch.setattr(bash_module, "_shell", lambda: Broken())
+    try:
+        assert not BashTool().is_concurrency_safe(BashInput(command="ls"))
+    finally:
+        bash_module._cached_read_only.cache_clear()
+
+
+def test_read_only_git_runs_without_optional_locks() -> None:
+    assert command_env(read_only=True)["GIT_OPTIONAL_LOCKS"] == "0"
+    assert "GIT_OPTIONAL_LOCKS" not in command_env(read_only=False) or os.environ.get("GIT_OPTIONAL_LOCKS")
+
+
+async def test_two_concurrent_git_status_both_succeed(sched: nts.Scheduler, tmp_path: Path) -> None:
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for i in range(50):
+        (tmp_path / f"f{i}.txt").write_text(f"{i}\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    (tmp_path / "f1.txt").write_text("changed\n")  # status must look at the index
+    results = await sched.run([use("git status --short", "g1"), use("git status --short", "g2")])
+    assert [bool(r.is_error) for r in results] == [False, False]
+    assert results[0].text == results[1].text and "f1.txt" in results[0].text
+    spans = {s.tool_use_id: s for s in sched.last_trace.spans()}
+    assert spans["g1"].batch == spans["g2"].batch  # one parallel batch
+    assert max(s.started for s in spans.values()) < min(s.finished for s in spans.values())
+
+
+# -- streaming ---------------------------------------------------------------------------------
+
+
+async def test_progress_arrives_while_the_command_still_runs(sched: nts.Scheduler, tmp_path: Path) -> None:
+    # The command waits for a file that the test creates only after seeing the first line:
+    # if lines were not streamed before the end, this would never finish.
+    marker = tmp_path / "go"
+    command = f"echo first; while [ ! -e {marker} ]; do sleep 0.05; done; echo second >&2"
+    seen = []
+    async for event in sched.stream([use(command, timeout=30_000)]):
+        seen.append(event)
+        if event.kind == "progress" and event.data == {"stream": "stdout", "line": "first"}:
+            marker.touch()
+    kinds = [e.kind for e in seen]
+    assert kinds[-1] == "result" and not seen[-1].result.is_error
+    assert {"stream": "stderr", "line": "second"} in [e.data for e in seen if e.kind == "progress"]
+
+
+# -- stopping: timeout, abort, cancellation ---------------------------------------------------------
+
+
+async def test_timeout_kills_the_whole_group_quickly(sched: nts.Scheduler) -> None:
+    started = time.monotonic()
+    events = [e async for e in sched.stream([use("echo $$; sleep 30 & sleep 30", timeout=500)])]
+    elapsed = time.monotonic() - started
+    pgid = int(next(e.data["line"] for e in events if e.kind == "progress"))
+    result = events[-1].result
+    assert result.is_error and "timed out" in result.text
+    assert elapsed < 10, "a 0.5 s timeout must not wait for sleep 30"
+    await assert_group_gone(pgid)
+
+
+async def test_abort_through_the_scheduler_kills_grandchildren(sched: nts.Scheduler) -> None:
+    abort = AbortSignal()
+    command = "echo $$; bash -c 'sleep 30 & sleep 30'"
+    task = asyncio.ensure_future(sched.run_outcomes([use(command)], abort=abort))
+    pgid = await find_pgid("sleep 30")
+    abort.abort(USER_ABORT)
+    result = await asyncio.wait_for(task, 10)
+    [outcome] = result.outcomes
+    assert outcome.status == "cancelled" and outcome.is_error
+    assert "interrupted" in outcome.result.text
+    await assert_group_gone(pgid)
+
+
+async def test_abort_through_the_streaming_executor_kills_the_group(sched: nts.Scheduler) -> None:
+    abort = AbortSignal()
+    ex = sched.streaming_executor(abort=abort)
+    ex.add_tool(use("echo $$; bash -c 'sleep 30.5 & sleep 30.5'"))
+    pgid = None
+    outcomes = []
+    async for update in ex.get_remaining_results():
+        if isinstance(update, nts.ProgressEvent) and pgid is None:
+            pgid = int(update.data["line"])
+            await find_pgid("sleep 30.5")
+            abort.abort(USER_ABORT)
+        elif not isinstance(update, nts.ProgressEvent):
+            outcomes.append(update)
+    await ex.aclose()
+    assert pgid is not None
+    assert [o.status for o in outcomes] == ["cancelled"]
+    await assert_group_gone(pgid)
+
+
+async def test_cancelling_the_call_kills_the_group(tmp_path: Path) -> None:
+    ctx = ToolContext(tmp_path)
+    task = asyncio.ensure_future(BashTool().call(BashInput(command="sleep 31.5 & sleep 31.5"), ctx))
+    pgid = await find_pgid("sleep 31.5")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+    await assert_group_gone(pgid)
+
+
+async def test_interrupt_stops_sleep_but_not_a_blocking_bash(sched: nts.Scheduler) -> None:
+    abort = AbortSignal()
+    ex = sched.streaming_executor(abort=abort)
+    ex.add_tool({"type": "tool_use", "id": "s", "name": "Sleep", "input": {"seconds": 30}})
+    ex.add_tool(use("sleep 1; echo done", "b"))  # read-only: runs beside Sleep; "block" on interrupt
+    await asyncio.sleep(0.2)
+    assert not ex.interruptible  # Bash would block a new message
+    abort.abort(INTERRUPT)
+    outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
+    await ex.aclose()
+    assert outcomes["s"].status == "cancelled"
+    assert outcomes["b"].status == "completed" and outcomes["b"].result.text == "done"
+
+
+# -- sibling cancellation in the streaming executor ----------------------------------------------
+
+
+async def test_a_failing_command_cancels_its_running_siblings(sched: nts.Scheduler) -> None:
+    ex = sched.streaming_executor()
+    started = time.monotonic()
+    ex.add_tool(use("sleep 32.5; echo x", "slow"))
+    pgid = await find_pgid("sleep 32.5")
+    ex.add_tool(use("false", "bad"))
+    outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
+    await ex.aclose()
+    assert time.monotonic() - started < 20
+    assert outcomes["bad"].status == "error" and "Exit code 1" in outcomes["bad"].result.text
+    slow = outcomes["slow"]
+    assert slow.status == "cancelled" and "Bash(false)" in slow.result.text
+    assert "did not interrupt" in slow.result.text
+    await assert_group_gone(pgid)
+
+
+async def test_a_benign_exit_does_not_cancel_siblings(sched: nts.Scheduler, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("hay\n")
+    ex = sched.streaming_executor()
+    ex.add_tool(use("sleep 0.5; echo x", "slow"))
+    ex.add_tool(use("grep nothing file", "grep"))
+    outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
+    await ex.aclose()
+    assert outcomes["grep"].status == "completed" and not outcomes["grep"].is_error
+    assert outcomes["slow"].status == "completed" and outcomes["slow"].result.text == "x"
+
+
+# -- invariants ----------------------------------------------------------------------------------
+
+
+class _FakeReader:
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = list(chunks)
+
+    async def read(self, n: int) -> bytes:
+        return self.chunks.pop(0) if self.chunks else b""
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=400), st.lists(st.integers(min_value=0, max_value=400), max_size=8))
+def test_capture_is_independent_of_chunking(data: bytes, cuts: list[int]) -> None:
+    points = sorted({c for c in cuts if 0 < c < len(data)})
+    chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)]) if data[a:b]]
+    lines: list[dict] = []
+    capture = _Capture("stdout", lines.append)
+    asyncio.run(capture.pump(_FakeReader(chunks)))  # type: ignore[arg-type]
+    expected = "\n".join(part.decode("utf-8", errors="replace") for part in data.split(b"\n"))
+    assert capture.text() == expected
+    assert [line["line"] for line in lines] == (expected.split("\n")[:-1] if expected.endswith("\n") else expected.split("\n") if data else [])
+
+
+@given(st.integers(min_value=-64, max_value=255), st.booleans(), st.booleans(), st.text(max_size=30), st.text(max_size=30))
+def test_error_iff_real_failure(code: int, benign: bool, timed_out: bool, out: str, err: str) -> None:
+    output = to_output(BashResult("cmd", out, err, code, timed_out), benign=benign)
+    failed = timed_out or (code != 0 and (code < 0 or not benign))
+    assert output.is_error == failed
+    assert output.exit_code == code
+    if code > 0 and not timed_out:
+        assert f"xit code {code}" in output.content
