@@ -22,6 +22,7 @@ from .messages import (
 from .models import ScriptedModel, Turn
 from .permissions import ApprovalAnswer, ApprovalBroker, HookRunner, Hooks, PermissionGate, Permissions
 from .registry import ToolRegistry
+from .speculation import Overlay, Speculation, SpeculationPipeline, speculate
 from .scheduling import (
     Batch,
     RunHandle,
@@ -34,6 +35,7 @@ from .scheduling import (
     partition_tool_calls,
     run_tools,
 )
+from .tools import default_registry
 from .tool import (
     AbortError,
     AbortSignal,
@@ -59,36 +61,46 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'nbtoolsched' has no attribute {name!r}")
 
 __all__ = [
+    "AbortError",
+    "AbortSignal",
     "Agent",
     "AgentResult",
     "AnthropicModel",
     "ApprovalAnswer",
     "ApprovalBroker",
-    "Hooks",
-    "Permissions",
-    "ScriptedModel",
-    "Turn",
-    "validate_transcript",
-    "AbortError",
-    "AbortSignal",
     "Batch",
     "CallOutcome",
     "CallPipeline",
     "ContextEvent",
     "Decision",
     "DecisionReason",
+    "default_registry",
     "FileStateCache",
     "HookRunner",
+    "Hooks",
+    "max_tool_use_concurrency",
+    "merge_capped",
     "Message",
+    "Overlay",
+    "parse_block",
+    "parse_blocks",
+    "partition_tool_calls",
     "PermissionGate",
+    "Permissions",
     "PreparedCall",
     "ProgressEvent",
     "ResultEvent",
+    "run_tools",
     "RunHandle",
     "Scheduler",
+    "ScriptedModel",
+    "speculate",
+    "Speculation",
+    "SpeculationPipeline",
     "StreamingToolExecutor",
     "TextBlock",
     "Tool",
+    "tool",
     "ToolContext",
     "ToolOutput",
     "ToolReferenceBlock",
@@ -97,14 +109,9 @@ __all__ = [
     "ToolUseBlock",
     "Trace",
     "TraceEvent",
+    "Turn",
+    "validate_transcript",
     "Validation",
-    "max_tool_use_concurrency",
-    "merge_capped",
-    "parse_block",
-    "parse_blocks",
-    "partition_tool_calls",
-    "run_tools",
-    "tool",
 ]
 
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import nbformat
-
 from ._atomic import atomic_write
 
-__all__ = ["NotebookError", "load_notebook", "render_notebook", "cell_label", "find_cell", "save_notebook"]
+__all__ = ["new_cell", "NotebookError", "load_notebook", "render_notebook", "cell_label", "find_cell", "save_notebook"]
 
 MAX_OUTPUT_CHARS = 2000  # per cell output shown by Read
 _INDEX_ID = re.compile(r"cell-(\d+)")
@@ -20,6 +18,8 @@ class NotebookError(ValueError):
 
 
 def load_notebook(path: str) -> Any:
+    import nbformat  # late: it pulls in jsonschema, which takes seconds to import
+
     try:
         notebook = nbformat.read(path, as_version=4)
         nbformat.validate(notebook)
@@ -32,6 +32,8 @@ def load_notebook(path: str) -> Any:
 
 def save_notebook(path: str, notebook: Any) -> None:
     """Validate, then write atomically; an invalid notebook is never written."""
+    import nbformat
+
     try:
         nbformat.validate(notebook)
     except nbformat.ValidationError as err:
@@ -80,3 +82,9 @@ def _render_output(output: Any) -> str:
     if len(text) > MAX_OUTPUT_CHARS:
         text = text[:MAX_OUTPUT_CHARS] + f"... [{len(text) - MAX_OUTPUT_CHARS} more characters]"
     return f"<output type=\"{kind}\">\n{text.rstrip()}\n</output>"
+
+
+def new_cell(cell_type: str, source: str) -> Any:
+    import nbformat
+
+    return nbformat.v4.new_markdown_cell(source) if cell_type == "markdown" else nbformat.v4.new_code_cell(source)

@@ -10,13 +10,12 @@ import asyncio
 import os
 from typing import Any, Literal
 
-import nbformat
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ...tool import ToolContext, ToolOutput, Validation
 from ._base import PathTool
 from ._guard import remember_write, stale_read_error
-from ._notebook import NotebookError, cell_label, find_cell, load_notebook, save_notebook
+from ._notebook import NotebookError, cell_label, find_cell, load_notebook, new_cell, save_notebook
 from ._paths import display, missing_path_message
 
 __all__ = ["NotebookEditTool", "NotebookEditInput"]
@@ -121,7 +120,7 @@ def _locate(notebook: Any, input: NotebookEditInput) -> int:
 
 
 def _new_cell(notebook: Any, cell_type: str, source: str) -> Any:
-    cell = nbformat.v4.new_markdown_cell(source) if cell_type == "markdown" else nbformat.v4.new_code_cell(source)
+    cell = new_cell(cell_type, source)
     if notebook.nbformat_minor < 5:
         cell.pop("id", None)  # ids only exist from nbformat 4.5
     return cell
