@@ -25,7 +25,7 @@ from .texts import ALREADY_STOPPED, stopped_edit, stopped_outside, stopped_permi
 __all__ = ["SpeculationGate", "WRITE_TOOLS", "READ_TOOLS", "PATH_KEYS", "is_write_tool", "is_read_tool", "is_shell_tool"]
 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
-READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
+READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "ToolSearch", "LSP", "TaskGet", "TaskList"})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
 PATH_KEYS = ("notebook_path", "file_path", "path")  # the order Claude Code looks them up in
 DETAIL_LIMIT = 200
@@ -115,8 +115,8 @@ class SpeculationGate:
             return await self._shell(request)
         if is_read_tool(tool) and _read_only(tool, request.parsed):
             return await self._read(request)
-        if _read_only(tool, request.parsed):
-            return await self._consult(request, None, for_write=False)
+        # Anything else (a web fetch, a question to the user, an MCP call) reaches outside
+        # the overlay, even when read-only: the speculation stops before it.
         return self.stop("denied_tool", tool.name, _detail(request.input), stopped_tool(tool.name))
 
     # -- the policy, one kind of call at a time ----------------------------------------

@@ -1,7 +1,7 @@
 """The tool layer: what a tool is, what it gets, what it answers."""
 
 from .abort import INTERRUPT, SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortError, AbortSignal
-from .base import DEFAULT_MAX_RESULT_SIZE_CHARS, EmptyInput, InterruptBehavior, Tool, ToolOutput, Validation, render_content
+from .base import DEFAULT_MAX_RESULT_SIZE_CHARS, EmptyInput, InterruptBehavior, ReadOnlyTool, Tool, ToolOutput, Validation, render_content
 from .context import ContextModifier, ProgressSink, ToolContext
 from .decision import Decision, DecisionReason
 from .decorator import FunctionTool, tool
@@ -21,6 +21,7 @@ __all__ = [
     "INTERRUPT",
     "InterruptBehavior",
     "ProgressSink",
+    "ReadOnlyTool",
     "SIBLING_ERROR",
     "STREAMING_FALLBACK",
     "Tool",

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from .context import ContextModifier, ToolContext
 from .decision import PASSTHROUGH, Decision
 
-__all__ = ["Tool", "ToolOutput", "Validation", "EmptyInput", "InterruptBehavior", "DEFAULT_MAX_RESULT_SIZE_CHARS"]
+__all__ = ["ReadOnlyTool", "Tool", "ToolOutput", "Validation", "EmptyInput", "InterruptBehavior", "DEFAULT_MAX_RESULT_SIZE_CHARS"]
 
 InterruptBehavior = Literal["cancel", "block"]
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
@@ -139,6 +139,16 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
+
+
+class ReadOnlyTool(Tool):
+    """A tool that never changes anything: read-only, and therefore safe beside others."""
+
+    def is_read_only(self, input: Any) -> bool:
+        return True
+
+    def is_concurrency_safe(self, input: Any) -> bool:
+        return True
 
 
 _SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}

@@ -62,7 +62,7 @@ class ToolContext:
         self.file_state = file_state if file_state is not None else FileStateCache()
         self.permission_context = permission_context
         self.session_id = session_id or uuid.uuid4().hex[:12]
-        self.session_dir = Path(session_dir) if session_dir else Path(tempfile.gettempdir()) / "nbtoolsched" / self.session_id
+        self.session_dir = Path(session_dir) if session_dir else Path(tempfile.gettempdir()) / "nbtoolsched-sessions" / self.session_id
         self.registry = registry
         self.messages = messages if messages is not None else []
         self.options = options if options is not None else {}

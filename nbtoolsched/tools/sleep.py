@@ -11,7 +11,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..tool import AbortError, Tool, ToolContext, ToolOutput
+from ..tool import AbortError, ReadOnlyTool, ToolContext, ToolOutput
 
 __all__ = ["SleepTool", "SleepInput", "MAX_SLEEP_SECONDS"]
 
@@ -24,7 +24,7 @@ class SleepInput(BaseModel):
     seconds: float = Field(ge=0, le=MAX_SLEEP_SECONDS, description=f"How long to wait, in seconds (at most {MAX_SLEEP_SECONDS:g})")
 
 
-class SleepTool(Tool):
+class SleepTool(ReadOnlyTool):
     name = "Sleep"
     description = (
         "Waits for the given number of seconds, reporting progress each second. Use it to wait for "
@@ -33,12 +33,6 @@ class SleepTool(Tool):
     search_hint = "wait pause delay for some seconds"
     input_model = SleepInput
     interrupt_behavior = "cancel"
-
-    def is_read_only(self, input: SleepInput) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: SleepInput) -> bool:
-        return True
 
     async def call(self, input: SleepInput, ctx: ToolContext) -> ToolOutput:
         start = time.monotonic()

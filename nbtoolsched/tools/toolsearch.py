@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..messages import TextBlock, ToolReferenceBlock
-from ..tool import Tool, ToolContext, ToolOutput, Validation
+from ..tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
 
 __all__ = ["ToolSearchTool", "ToolSearchInput", "search_tools", "select_tools", "name_parts"]
 
@@ -34,7 +34,7 @@ class ToolSearchInput(BaseModel):
     max_results: int = Field(default=5, ge=1, le=100, description="How many tools a keyword search returns at most")
 
 
-class ToolSearchTool(Tool):
+class ToolSearchTool(ReadOnlyTool):
     name = "ToolSearch"
     description = (
         "Loads the full schema of deferred tools so they can be called. Deferred tools are listed by name "
@@ -48,12 +48,6 @@ class ToolSearchTool(Tool):
     search_hint = "find load deferred tool schemas"
     input_model = ToolSearchInput
     always_load = True  # the way to load the others can never itself be deferred
-
-    def is_read_only(self, input: ToolSearchInput) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: ToolSearchInput) -> bool:
-        return True
 
     async def validate_input(self, input: ToolSearchInput, ctx: ToolContext) -> Validation:
         if not input.query.strip():

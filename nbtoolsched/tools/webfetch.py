@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..tool import Tool, ToolContext, ToolOutput, Validation
+from ..tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
 
 __all__ = ["WebFetchTool", "WebFetchInput", "DomainRules", "html_to_text", "FetchError"]
 
@@ -78,7 +78,7 @@ def _covers(rule: str, host: str) -> bool:
     return host == rule or host.endswith("." + rule)
 
 
-class WebFetchTool(Tool):
+class WebFetchTool(ReadOnlyTool):
     name = "WebFetch"
     description = (
         "Fetches a URL (http or https) and returns its content as readable text: HTML is converted, "
@@ -107,12 +107,6 @@ class WebFetchTool(Tool):
         self.max_content_chars = max_content_chars
         self.summarizer = summarizer
         self.transport = transport
-
-    def is_read_only(self, input: WebFetchInput) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: WebFetchInput) -> bool:
-        return True
 
     async def validate_input(self, input: WebFetchInput, ctx: ToolContext) -> Validation:
         problem = self.url_problem(input.url)

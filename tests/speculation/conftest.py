@@ -160,17 +160,23 @@ class Bash(nts.Tool):
 
 
 class WebFetch(nts.Tool):
+    """Read-only, like the real one, and still outside what a speculation may touch."""
+
     name = "WebFetch"
     input_model = UrlInput
+
+    def is_read_only(self, input: Any) -> bool:
+        return True
 
     async def call(self, input: UrlInput, ctx: nts.ToolContext) -> str:
         raise AssertionError("WebFetch must never run during a speculation")
 
 
 class Clock(nts.Tool):
-    """A read-only tool without a path."""
+    """A read tool without a path (as Glob or Grep over cwd are)."""
 
     name = "Clock"
+    file_access = "read"
 
     def is_read_only(self, input: Any) -> bool:
         return True

@@ -128,8 +128,8 @@ async def test_validation_view_checks_the_overlay_copy(gate, space):
     with open(gate.overlay.overlay_path("made.txt"), "w") as handle:
         handle.write("here")
     assert (await view.validate_input(Model(file_path="made.txt"), ctx)).ok
-    clock = Clock()
-    assert gate.view(clock) is clock  # tools without a path are not wrapped
+    fetch = WebFetch()
+    assert gate.view(fetch) is fetch  # tools that are neither reads nor writes are not wrapped
 
 
 def test_overlay_must_not_live_in_cwd(space):

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool import ToolContext, ToolOutput, Validation
+from ...tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
 from ._base import PathTool
 from ._globs import GlobSyntaxError, path_matcher
 from ._paths import display, missing_path_message
@@ -34,7 +34,7 @@ class GlobInput(BaseModel):
     path: str | None = Field(None, description="The directory to search (default: the working directory).")
 
 
-class GlobTool(PathTool):
+class GlobTool(ReadOnlyTool, PathTool):
     name = "Glob"
     search_hint = "find files by name pattern"
     description = (
@@ -50,12 +50,6 @@ class GlobTool(PathTool):
 
     def __init__(self, engine: EngineChoice | Engine = "auto", timeout: float = 60.0) -> None:
         self.engine = pick_engine(engine, timeout)
-
-    def is_read_only(self, input: Any) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: Any) -> bool:
-        return True
 
     async def validate_input(self, input: GlobInput, ctx: ToolContext) -> Validation:
         root = self.target(input, ctx)

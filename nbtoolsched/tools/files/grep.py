@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool import ToolContext, ToolOutput, Validation
+from ...tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
 from ._base import PathTool
 from ._globs import split_glob_argument
 from ._paths import display, missing_path_message
@@ -45,7 +45,7 @@ class GrepInput(BaseModel):
     offset: int = Field(0, ge=0, description="Skip the first N lines/files/counts (with head_limit, to page).")
 
 
-class GrepTool(PathTool):
+class GrepTool(ReadOnlyTool, PathTool):
     name = "Grep"
     search_hint = "search file contents with regular expressions"
     description = (
@@ -64,12 +64,6 @@ class GrepTool(PathTool):
 
     def __init__(self, engine: EngineChoice | Engine = "auto", timeout: float = 60.0) -> None:
         self.engine = pick_engine(engine, timeout)
-
-    def is_read_only(self, input: Any) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: Any) -> bool:
-        return True
 
     async def validate_input(self, input: GrepInput, ctx: ToolContext) -> Validation:
         target = self.target(input, ctx)

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...messages import ImageBlock, TextBlock
-from ...tool import ToolContext, ToolOutput, Validation
+from ...tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
 from ._base import PathTool
 from ._notebook import load_notebook, render_notebook
 from ._paths import display, missing_path_message
@@ -56,7 +56,7 @@ class _Slice:
     more: bool  # lines exist after the slice
 
 
-class ReadTool(PathTool):
+class ReadTool(ReadOnlyTool, PathTool):
     name = "Read"
     search_hint = "read a file's contents with line numbers"
     description = (
@@ -72,12 +72,6 @@ class ReadTool(PathTool):
     input_model = ReadInput
     max_result_size_chars = float("inf")
     file_access = "read"
-
-    def is_read_only(self, input: Any) -> bool:
-        return True
-
-    def is_concurrency_safe(self, input: Any) -> bool:
-        return True
 
     async def validate_input(self, input: ReadInput, ctx: ToolContext) -> Validation:
         path = self.target(input, ctx)

@@ -1,0 +1,18 @@
+"""Static analysis of shell commands: parsing, splitting and the read-only check.
+
+A pure utility layer: it imports nothing else from nbtoolsched.
+"""
+
+from .parse import (
+    Assignment, Construct, ParsedCommand, Redirect, ShellParseError, SimpleCommand, Word,
+    parse_command, split_command, strip_env_prefix, strip_wrappers, subcommand_strings,
+    wrapper_prefix_len,
+)
+from .readonly import ReadOnlyVerdict, analyze, is_benign_exit, is_read_only
+
+__all__ = [
+    "ReadOnlyVerdict", "analyze", "is_benign_exit", "is_read_only",
+    "Assignment", "Construct", "ParsedCommand", "Redirect", "ShellParseError",
+    "SimpleCommand", "Word", "parse_command", "split_command", "strip_env_prefix",
+    "strip_wrappers", "subcommand_strings", "wrapper_prefix_len",
+]

@@ -1,0 +1,44 @@
+"""nbval settings for the teaching notebooks.
+
+Run them with::
+
+    python -m pytest --nbval notebooks/ --nbval-current-env \
+        --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 60 -p no:cacheprovider
+
+When ``--nbval`` is on and an option below was not given on the command line, this file
+fills it in, so ``python -m pytest --nbval notebooks`` alone runs them the same way.
+It also removes ``ANTHROPIC_API_KEY`` from the kernel's environment (the kernel inherits
+pytest's): the stored outputs are the offline ones, and a test run must not spend money.
+Set ``NBTOOLSCHED_NOTEBOOKS_LIVE=1`` to keep the key (then use ``--nbval-lax``, since a
+real model's answers cannot match stored outputs).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+SANITIZE = HERE / "sanitize.cfg"
+CELL_TIMEOUT = 60  # seconds: every cell takes well under 5 s, so a stuck one fails fast
+NBVAL_DEFAULT_CELL_TIMEOUT = 2000
+# Variables that would change what the notebooks print; each notebook sets what it needs.
+UNSET_FOR_DETERMINISM = ("NBTOOLSCHED_MAX_TOOL_USE_CONCURRENCY", "NBTOOLSCHED_APPROVAL")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    option = config.option
+    if not (getattr(option, "nbval", False) or getattr(option, "nbval_lax", False)):
+        return
+    if option.nbval_sanitize_with is None:
+        option.nbval_sanitize_with = str(SANITIZE)
+    if int(option.nbval_cell_timeout) == NBVAL_DEFAULT_CELL_TIMEOUT:
+        option.nbval_cell_timeout = CELL_TIMEOUT
+    if option.nbval_kernel_name is None:
+        option.nbval_current_env = True
+    for name in UNSET_FOR_DETERMINISM:
+        os.environ.pop(name, None)
+    if os.environ.get("NBTOOLSCHED_NOTEBOOKS_LIVE") != "1":
+        os.environ.pop("ANTHROPIC_API_KEY", None)

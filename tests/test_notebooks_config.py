@@ -1,0 +1,130 @@
+"""The teaching notebooks are stored in a state nbval can check, and check honestly.
+
+nbval itself runs them (``pytest --nbval notebooks``); these fast checks guard what nbval
+cannot see: that every chapter exists with stored outputs, that no compared text hides
+behind NBVAL_IGNORE_OUTPUT, that each chapter ends with exercises and worked answers, and
+that the sanitizers replace what varies and nothing more.
+"""
+
+from __future__ import annotations
+
+import configparser
+import importlib.util
+import os
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+CHAPTERS = [f"{n:02d}" for n in range(11)]
+PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def _code_cells(path: Path) -> list[nbformat.NotebookNode]:
+    return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+
+
+def _ignored(cell: nbformat.NotebookNode) -> bool:
+    return any(line.strip().lstrip("#").strip() == "NBVAL_IGNORE_OUTPUT" for line in cell.source.splitlines())
+
+
+def test_every_chapter_has_a_notebook() -> None:
+    assert [p.name[:2] for p in PATHS] == CHAPTERS
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
+def test_notebook_is_valid_and_fully_executed_without_errors(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    for cell in _code_cells(path):
+        assert cell.execution_count is not None, f"not executed, nothing for nbval to compare:\n{cell.source[:200]}"
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert not errors, f"stored error output in:\n{cell.source[:200]}"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
+def test_ignored_outputs_are_only_pictures(path: Path) -> None:
+    """A cell whose output is not compared may only show an (SVG) picture, never text."""
+    for cell in filter(_ignored, _code_cells(path)):
+        assert cell.outputs, f"an ignored cell with no output:\n{cell.source[:200]}"
+        for output in cell.outputs:
+            assert output.output_type in ("display_data", "execute_result"), f"ignored text output in:\n{cell.source[:200]}"
+            assert "image/svg+xml" in output.data, f"ignored non-picture output in:\n{cell.source[:200]}"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
+def test_chapter_ends_with_exercises_and_worked_answers(path: Path) -> None:
+    cells = nbformat.read(path, as_version=4).cells
+    text = [c.source for c in cells if c.cell_type == "markdown"]
+    exercises = next((i for i, t in enumerate(text) if re.search(r"^#+ Exercises?\b", t, re.M)), None)
+    answers = next((i for i, t in enumerate(text) if re.search(r"^#+ Worked answers?\b", t, re.M)), None)
+    assert exercises is not None and answers is not None and exercises < answers
+
+
+def _sanitizers() -> list[tuple[re.Pattern[str], str]]:
+    parser = configparser.ConfigParser()
+    parser.read(NOTEBOOKS / "sanitize.cfg")
+    return [(re.compile(parser[s]["regex"]), parser[s]["replace"]) for s in parser.sections()]
+
+
+def _sanitize(text: str) -> str:
+    for regex, replacement in _sanitizers():
+        text = regex.sub(replacement, text)
+    return text
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("read /tmp/nbtoolsched-nb-a1_b2c3d/notes.md now", "read <TMP>/notes.md now"),
+        ("took 12 ms, then 1.5 s", "took <DURATION>, then <DURATION>"),
+        ("<Thing at 0x7f3a2b1c9d40>", "<Thing at 0x<ADDR>>"),
+        ("session /tmp/nbtoolsched/0123456789ab/x", "session /tmp/nbtoolsched/<SESSION>/x"),
+    ],
+)
+def test_sanitizers_replace_what_varies(raw: str, clean: str) -> None:
+    assert _sanitize(raw) == clean
+
+
+@pytest.mark.parametrize("kept", ["batch 12  toolu_01", "peak running = 3", "max_concurrency=10", "Exit code 1", "step 2/3"])
+def test_sanitizers_leave_facts_alone(kept: str) -> None:
+    assert _sanitize(kept) == kept
+
+
+def _conftest() -> object:
+    spec = importlib.util.spec_from_file_location("notebooks_conftest", NOTEBOOKS / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _config(**options: object) -> SimpleNamespace:
+    base = dict(nbval=True, nbval_lax=False, nbval_sanitize_with=None, nbval_cell_timeout=2000, nbval_kernel_name=None,
+                nbval_current_env=False)
+    return SimpleNamespace(option=SimpleNamespace(**{**base, **options}))
+
+
+def test_conftest_fills_in_missing_nbval_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("NBTOOLSCHED_MAX_TOOL_USE_CONCURRENCY", "2")
+    monkeypatch.delenv("NBTOOLSCHED_NOTEBOOKS_LIVE", raising=False)
+    config = _config()
+    _conftest().pytest_configure(config)  # type: ignore[attr-defined]
+    assert Path(config.option.nbval_sanitize_with) == NOTEBOOKS / "sanitize.cfg"
+    assert config.option.nbval_cell_timeout == 60 and config.option.nbval_current_env
+    assert "ANTHROPIC_API_KEY" not in os.environ and "NBTOOLSCHED_MAX_TOOL_USE_CONCURRENCY" not in os.environ
+
+
+def test_conftest_keeps_explicit_options_and_ignores_runs_without_nbval() -> None:
+    explicit = _config(nbval_sanitize_with="mine.cfg", nbval_cell_timeout=5, nbval_kernel_name="py")
+    _conftest().pytest_configure(explicit)  # type: ignore[attr-defined]
+    assert (explicit.option.nbval_sanitize_with, explicit.option.nbval_cell_timeout) == ("mine.cfg", 5)
+    assert not explicit.option.nbval_current_env
+    off = _config(nbval=False)
+    _conftest().pytest_configure(off)  # type: ignore[attr-defined]
+    assert off.option.nbval_sanitize_with is None and off.option.nbval_cell_timeout == 2000
