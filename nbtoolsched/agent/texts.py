@@ -22,8 +22,9 @@ def not_started(reason: str) -> str:
 
 
 def stream_failed(error: str) -> str:
-    return wrap_error(f"Not run: the response that made this call failed while streaming ({error}), "
-                      "so the call was dropped before it finished. Call it again if it is still needed.")
+    return wrap_error(f"Stopped: the response that made this call failed while streaming ({error}), "
+                      "so the call was stopped before it finished; it may have done part of its work. "
+                      "Check its effects, then call it again if it is still needed.")
 
 
 def stream_failed_note(error: str) -> str:
@@ -31,4 +32,4 @@ def stream_failed_note(error: str) -> str:
 
 
 def run_cancelled() -> str:
-    return wrap_error("Not run: the agent run was cancelled before this call finished.")
+    return wrap_error("Stopped: the agent run was cancelled before this call finished; it may have done part of its work.")
