@@ -175,10 +175,7 @@ async def run_command(
     """
     if not os.path.isdir(cwd):
         raise FileNotFoundError(f"the working directory {cwd} does not exist")
-    proc = await asyncio.create_subprocess_exec(
-        SHELL, "-c", command, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
-    )
+    proc = await _spawn(command, cwd, env)
     result = BashResult(command)
     out, err = _Capture("stdout", progress), _Capture("stderr", progress)
     readers = [asyncio.ensure_future(out.pump(proc.stdout)), asyncio.ensure_future(err.pump(proc.stderr))]
@@ -244,6 +241,28 @@ async def _drain_after_exit(proc: asyncio.subprocess.Process, readers: list[asyn
 async def _finish_readers(readers: list[asyncio.Future[None]], grace: float) -> bool:
     _, pending = await asyncio.wait(readers, timeout=grace)
     return not pending
+
+
+async def _spawn(command: str, cwd: str, env: dict[str, str] | None) -> asyncio.subprocess.Process:
+    """Start the shell in its own process group; a cancel during the start still kills the group.
+
+    Cancelling ``create_subprocess_exec`` itself would kill only the shell and then wait
+    for its pipes, which a background child (``sleep 120 &``) can hold for minutes. So the
+    start is shielded, and a cancel that arrives meanwhile kills the whole group after it.
+    """
+    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+        SHELL, "-c", command, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+    ))
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        try:
+            proc = await spawn
+        except Exception:
+            raise asyncio.CancelledError from None
+        await _cleanup(proc, [])
+        raise
 
 
 async def _cleanup(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:

@@ -329,3 +329,27 @@ def test_error_iff_real_failure(code: int, benign: bool, timed_out: bool, out: s
     assert output.exit_code == code
     if code > 0 and not timed_out:
         assert f"xit code {code}" in output.content
+
+
+async def test_cancel_while_the_shell_is_starting_still_kills_the_group(tmp_path) -> None:
+    """A cancel that lands during process start-up must not leave a background child holding the pipes."""
+    import subprocess
+    import time as _time
+
+    from nbtoolsched.tools.bash import run_command
+
+    marker = "117.4321"
+    task = asyncio.ensure_future(run_command(f"sleep {marker} & sleep {marker}", cwd=str(tmp_path), timeout=60))
+    await asyncio.sleep(0)  # the task is now inside the start of the subprocess
+    task.cancel()
+    started = _time.monotonic()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 20)
+    assert _time.monotonic() - started < 15
+    deadline = _time.monotonic() + 15
+    while _time.monotonic() < deadline:
+        alive = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True).stdout.split()
+        if not alive:
+            break
+        await asyncio.sleep(0.2)
+    assert not alive

@@ -1,0 +1,87 @@
+"""The notebook layer: magics, live panels, inline approvals, overlay diffs.
+
+The only package that imports IPython and ipywidgets. ``%load_ext nbtoolsched`` calls
+``load_ipython_extension`` here (through two lazy wrappers in the top-level package).
+
+How it fits Jupyter (see DESIGN.md, "Jupyter: what was measured"): a ``%%toolcall``
+cell never blocks on a person. It starts the run as a task on the kernel's loop, shows
+the panel and returns; ``await run`` in a later cell gives the results. Widget clicks
+may arrive on a subshell thread, so they only hand over with ``call_soon_threadsafe``;
+widgets change on the loop thread only, through one UI pump (about 10 updates a
+second plus a final one). Headless kernels answer approvals by the NBTOOLSCHED_APPROVAL
+policy (allow, deny or defer). Tools defined in a cell with ``@nts.tool`` join the
+session's registry automatically after the cell runs (``%toolsched register VAR``
+replaces a tool of the same name explicitly).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cellparse import CellError, IdMaker, parse_cell
+from .diffview import DiffView
+from .magics import ToolMagics
+from .panel import RunPanel
+from .pump import Handoff, UIPump
+from .run import NotebookRun, TimelineView, submit_streaming
+from .session import NotebookSession, SessionError
+
+__all__ = [
+    "CellError",
+    "DiffView",
+    "Handoff",
+    "IdMaker",
+    "NotebookRun",
+    "NotebookSession",
+    "RunPanel",
+    "SessionError",
+    "TimelineView",
+    "ToolMagics",
+    "UIPump",
+    "get_session",
+    "load_ipython_extension",
+    "parse_cell",
+    "submit_streaming",
+    "unload_ipython_extension",
+]
+
+_state: dict[str, Any] = {}
+
+
+def get_session() -> NotebookSession | None:
+    """The session ``%load_ext nbtoolsched`` made in this kernel, if any."""
+    return _state.get("session")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    if _state.get("session") is not None:
+        return
+    try:
+        session = NotebookSession(ipython)
+    except SessionError as err:
+        print(f"nbtoolsched: {err}")
+        return
+    magics = ToolMagics(ipython, session)
+    ipython.register_magics(magics)
+    ipython.events.register("post_run_cell", magics.post_run_cell)
+    session.guard.install()
+    _state.update(session=session, magics=magics, shell=ipython)
+    policy = "ask" if session.broker.policy == "interactive" else session.broker.policy
+    notes = "".join(f"\n  note: {n}" for n in session.notices)
+    print(f"nbtoolsched: {len(session.registry.full_pool)} tools, mode {session.permissions.mode}, approvals: {policy}{notes}")
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    session: NotebookSession | None = _state.pop("session", None)
+    magics: ToolMagics | None = _state.pop("magics", None)
+    _state.pop("shell", None)
+    if session is not None:
+        session.close()
+    if magics is not None:
+        try:
+            ipython.events.unregister("post_run_cell", magics.post_run_cell)
+        except ValueError:
+            pass
+        for kind, names in magics.magics.items():
+            for name in names:
+                ipython.magics_manager.magics[kind].pop(name, None)

@@ -1,0 +1,218 @@
+"""Reading a ``%%toolcall`` cell body into tool_use blocks, with clear errors.
+
+Accepted bodies: a JSON (or YAML) list of tool_use blocks, one block, a whole assistant
+message, a content list (text blocks are skipped), or the short YAML form
+``- Read: {file_path: README.md}``. A string value that is exactly ``$name`` is replaced
+by ``name`` from the user's namespace; nothing is ever evaluated (``$$`` keeps a
+literal ``$``). Pure: no IPython here, so it is tested on its own.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from typing import Any, Callable, Iterable, Mapping
+
+import yaml
+
+__all__ = ["CellError", "IdMaker", "parse_cell", "substitute_names"]
+
+_NAME = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_BLOCK_KEYS = frozenset({"type", "id", "name", "input", "cache_control"})
+_EXAMPLE = "for example, one call per line: - Read: {file_path: README.md}"
+
+
+class CellError(ValueError):
+    """A cell body that cannot become tool calls; the message is shown as is."""
+
+
+class IdMaker:
+    """Deterministic ids for calls written without one: toolu_nb_0001, toolu_nb_0002, ..."""
+
+    def __init__(self, prefix: str = "toolu_nb_") -> None:
+        self.prefix = prefix
+        self.count = 0
+        self.seen: set[str] = set()  # every id this session has used, given or made
+
+    def __call__(self, taken: set[str]) -> str:
+        while True:
+            self.count += 1
+            made = f"{self.prefix}{self.count:04d}"
+            if made not in taken and made not in self.seen:
+                self.seen.add(made)
+                return made
+
+
+def parse_cell(
+    body: str,
+    namespace: Mapping[str, Any],
+    known_tool: Callable[[str], bool],
+    tool_names: Iterable[str],
+    make_id: IdMaker,
+) -> list[dict[str, Any]]:
+    """The cell's tool_use blocks as dicts, ids filled in; CellError for anything wrong."""
+    data = _load(body, namespace)
+    raw_calls = _calls_from(data)
+    blocks = [_block(i, item) for i, item in enumerate(raw_calls, 1)]
+    _check_tools(blocks, known_tool, list(tool_names))
+    _fill_ids(blocks, make_id)
+    return blocks
+
+
+# -- loading -----------------------------------------------------------------------------------
+def _load(body: str, namespace: Mapping[str, Any]) -> Any:
+    text = body.strip()
+    if not text:
+        raise CellError("the cell is empty: write the tool calls to run, " + _EXAMPLE)
+    whole = _NAME.fullmatch(text)
+    if whole:
+        return _to_plain(_lookup(whole.group(1), namespace))
+    if text[0] in "[{":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            data = _yaml_or(text, f"the cell is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})")
+    else:
+        data = _yaml_or(text, None)
+    return substitute_names(data, namespace)
+
+
+def _yaml_or(text: str, json_error: str | None) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        if json_error:
+            raise CellError(json_error) from None
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise CellError(f"the cell is not valid YAML or JSON: {problem}{where}; " + _EXAMPLE) from None
+
+
+def substitute_names(value: Any, namespace: Mapping[str, Any]) -> Any:
+    """Replace every string that is exactly ``$name`` by the namespace's value; ``$$x`` -> ``$x``."""
+    if isinstance(value, str):
+        match = _NAME.fullmatch(value)
+        if match:
+            return _to_plain(_lookup(match.group(1), namespace))
+        return value[1:] if value.startswith("$$") else value
+    if isinstance(value, list):
+        return [substitute_names(v, namespace) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute_names(v, namespace) for k, v in value.items()}
+    return value
+
+
+def _lookup(name: str, namespace: Mapping[str, Any]) -> Any:
+    if name not in namespace:
+        raise CellError(f"${name}: there is no variable {name!r} in the notebook (write $${name} for a literal ${name})")
+    return namespace[name]
+
+
+def _to_plain(value: Any) -> Any:
+    """Pydantic models (blocks, messages) become dicts; everything else is used as is."""
+    dump = getattr(value, "to_dict", None) or getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return dump()
+    if isinstance(value, tuple):
+        return [_to_plain(v) for v in value]
+    if isinstance(value, list):
+        return [_to_plain(v) for v in value]
+    return value
+
+
+# -- shapes --------------------------------------------------------------------------------------
+def _calls_from(data: Any) -> list[Any]:
+    if isinstance(data, dict):
+        if "role" in data or "content" in data:
+            return _from_message(data)
+        data = [data] if _looks_like_block(data) or len(data) == 1 else _many_short(data)
+    if not isinstance(data, list):
+        raise CellError(f"expected a list of tool calls, got {_kind(data)}; " + _EXAMPLE)
+    calls = [item for item in data if not _is_other_block(item)]
+    if not calls:
+        raise CellError("the cell has no tool_use blocks to run")
+    return calls
+
+
+def _from_message(message: dict[str, Any]) -> list[Any]:
+    role = message.get("role", "assistant")
+    if role != "assistant":
+        raise CellError(f"a message to run must come from the assistant, this one has role {role!r}")
+    content = message.get("content")
+    if not isinstance(content, list):
+        raise CellError(f"the message's content must be a list of blocks, got {_kind(content)}")
+    return _calls_from(content)
+
+
+def _many_short(data: dict[str, Any]) -> list[Any]:
+    """``{Read: {...}, Grep: {...}}``: a mapping of several tools reads as several calls."""
+    return [{name: value} for name, value in data.items()]
+
+
+def _is_other_block(item: Any) -> bool:
+    """Text, thinking and other non-tool blocks in a content list are skipped."""
+    return isinstance(item, dict) and isinstance(item.get("type"), str) and item["type"] != "tool_use"
+
+
+def _looks_like_block(item: dict[str, Any]) -> bool:
+    return "name" in item and set(item) <= _BLOCK_KEYS
+
+
+def _block(number: int, item: Any) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise CellError(f"call {number}: expected a tool call (a mapping), got {_kind(item)}")
+    if _looks_like_block(item):
+        name, tool_input, block_id = item.get("name"), item.get("input", {}), item.get("id")
+    elif len(item) == 1:
+        name, tool_input = next(iter(item.items()))
+        block_id = None
+        tool_input = {} if tool_input is None else tool_input
+    else:
+        keys = ", ".join(map(str, item))
+        raise CellError(f"call {number}: a short-form call has one key, the tool's name (got {keys}); " + _EXAMPLE)
+    if not isinstance(name, str) or not name.strip():
+        raise CellError(f"call {number}: the tool name must be a non-empty string, got {_kind(name)}")
+    if not isinstance(tool_input, dict):
+        raise CellError(f"call {number} ({name}): the input must be a mapping of arguments, got {_kind(tool_input)}")
+    if block_id is not None and (not isinstance(block_id, str) or not block_id.strip()):
+        raise CellError(f"call {number} ({name}): the id must be a non-empty string, got {_kind(block_id)}")
+    return {"type": "tool_use", "id": block_id, "name": name, "input": tool_input}
+
+
+def _check_tools(blocks: list[dict[str, Any]], known_tool: Callable[[str], bool], names: list[str]) -> None:
+    for number, block in enumerate(blocks, 1):
+        name = block["name"]
+        if known_tool(name):
+            continue
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        listing = ", ".join(sorted(names)) or "none"
+        raise CellError(f"call {number}: unknown tool {name!r}.{hint} Known tools: {listing}")
+
+
+def _fill_ids(blocks: list[dict[str, Any]], make_id: IdMaker) -> None:
+    seen: dict[str, int] = {}
+    for number, block in enumerate(blocks, 1):
+        block_id = block["id"]
+        if block_id is None:
+            continue
+        if block_id in seen:
+            raise CellError(f"duplicate tool_use id {block_id!r} (calls {seen[block_id]} and {number}): every call needs its own id")
+        seen[block_id] = number
+    taken = set(seen)
+    make_id.seen.update(taken)
+    for block in blocks:
+        if block["id"] is None:
+            block["id"] = make_id(taken)
+            taken.add(block["id"])
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, str):
+        shown = value if len(value) <= 30 else value[:27] + "..."
+        return f"the text {shown!r}"
+    return f"a {type(value).__name__}"

@@ -1,0 +1,118 @@
+"""Kernel-level: a real kernel per ipykernel line, jupyter_client as the frontend sending real clicks.
+
+Covers ipykernel 6.x (comms on the main shell only), 7.3 (comms sent to a subshell run
+on the subshell's thread) and the newest (7.4+: routed back to the main shell), with
+and without a subshell where the kernel has them; kernel interrupts; bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from .conftest import TOUCH_TOOL
+from .kernels import (
+    VARIANTS,
+    click,
+    create_subshell,
+    execute,
+    kernel_python,
+    poll_json,
+    process_gone,
+    running_kernel,
+    supports_subshells,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+ROWS = ("import json\n"
+        "print(json.dumps({k: [r.allow_button.model_id, r.deny_button.model_id] for k, r in run.panel._asking.items()}))")
+
+
+@pytest.fixture(params=list(VARIANTS), scope="module")
+def kernel(request, tmp_path_factory):
+    python = kernel_python(request.param)
+    work = tmp_path_factory.mktemp(request.param) / "work"
+    work.mkdir()
+    env = {"CLAUDE_CONFIG_DIR": str(work.parent / "claude"), "NBTOOLSCHED_APPROVAL": ""}
+    with running_kernel(python, work, env) as (manager, client):
+        loaded = execute(client, "%load_ext nbtoolsched\n" + TOUCH_TOOL)
+        assert loaded["error"] is None and "nbtoolsched:" in loaded["stdout"], loaded
+        yield request.param, manager, client, work
+
+
+def _run_approval_batch(client, work, tag: str, subshell_id: str | None) -> dict:
+    cell = f"%%toolcall --name run\n- touch: {{name: {tag}-a.txt}}\n- touch: {{name: {tag}-b.txt}}\n"
+    started = execute(client, cell)
+    assert started["error"] is None and "2 calls" in started["result"], started
+    rows = poll_json(client, ROWS, lambda v: len(v) == 2)
+    (allow_a, _), (_, deny_b) = rows.values()
+    click(client, allow_a, subshell_id)
+    click(client, deny_b, subshell_id)
+    done = execute(client, "res = await run\nprint(json.dumps([[r.is_error, r.text] for r in res]))", timeout=60)
+    assert done["error"] is None, done
+    results = json.loads(done["stdout"].strip().splitlines()[-1])
+    threads = json.loads(execute(client, "from nbtoolsched.notebook import get_session\n"
+                                         "print(json.dumps(get_session().handoff.caller_threads))")["stdout"])
+    return {"results": results, "threads": threads}
+
+
+def test_clicks_on_the_main_shell_answer_approvals(kernel):
+    variant, _manager, client, work = kernel
+    seen = _run_approval_batch(client, work, "main", None)
+    (a_error, a_text), (b_error, b_text) = seen["results"]
+    assert not a_error and a_text == "made main-a.txt"
+    assert b_error and "rejected" in b_text
+    assert (work / "main-a.txt").exists() and not (work / "main-b.txt").exists()
+    assert seen["threads"][-2:] == ["MainThread", "MainThread"]
+
+
+def test_clicks_sent_to_a_subshell_answer_approvals(kernel):
+    variant, _manager, client, work = kernel
+    if not supports_subshells(client):
+        assert variant == "ipykernel-6.29.5", f"{variant} should support kernel subshells"
+        return  # 6.x has no subshells: the main-shell test above is its whole story
+    sub = create_subshell(client)
+    seen = _run_approval_batch(client, work, "sub", sub)
+    (a_error, _), (b_error, _) = seen["results"]
+    assert not a_error and b_error
+    assert (work / "sub-a.txt").exists() and not (work / "sub-b.txt").exists()
+    if variant == "ipykernel-7.3":
+        # 7.3 runs the click on the subshell's own thread: only the hand-over makes it work
+        assert all(name != "MainThread" for name in seen["threads"][-2:]), seen["threads"]
+
+
+def test_kernel_interrupt_aborts_the_run_and_kills_its_processes(kernel):
+    variant, manager, client, work = kernel
+    pid_file = work / "sleep.pid"
+    cell = '%%toolcall --name r2 --policy allow\n- Bash: {command: "echo started; sleep 120 & echo $! > sleep.pid; wait"}\n'
+    assert execute(client, cell)["error"] is None
+    # a progress line proves the tool is past spawning (see the report: a cancel during
+    # asyncio's subprocess start-up can leave a background child holding the pipes)
+    poll_json(client, "import json; print(json.dumps(r2.states[r2.handle.order[0]].progress_count))", lambda n: n >= 1)
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.1)
+    pid = int(pid_file.read_text())
+    assert not process_gone(pid)
+    manager.interrupt_kernel()  # the kernel is idle: only the extension's handler sees this
+    done = execute(client, "await r2\nprint(r2.outcomes[0].status)", timeout=60)
+    assert done["stdout"].strip() == "cancelled", done
+    deadline = time.monotonic() + 15
+    while not process_gone(pid):
+        assert time.monotonic() < deadline, f"process {pid} outlived the interrupt"
+        time.sleep(0.1)
+    assert execute(client, "print(1 + 1)")["stdout"].strip() == "2"  # the kernel is fine
+
+
+def test_bad_input_is_a_short_error_in_the_cell(kernel):
+    _variant, _manager, client, _work = kernel
+    out = execute(client, "%%toolcall\n- Nope: {}\n")
+    assert out["status"] == "error"
+    # IPython shows a UsageError as one short line on stderr: no traceback wall
+    assert out["stderr"].strip().startswith("UsageError: call 1: unknown tool 'Nope'")
+    assert len(out["stderr"].strip().splitlines()) == 1 and out["error"] is None
+    assert execute(client, "print('alive')")["stdout"].strip() == "alive"

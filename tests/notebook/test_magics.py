@@ -1,0 +1,227 @@
+"""The magics in an in-process IPython: runs, options, settings, errors, speculation, unload."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from .conftest import cell_error, session, wait_for
+
+
+async def test_toolcall_returns_at_once_and_await_gives_results(shell, project):
+    result = shell.run_cell("%%toolcall --name run\n- Read: {file_path: README.md}\n- Sleep: {seconds: 0.3}\n")
+    assert result.error_in_exec is None
+    run = shell.user_ns["run"]
+    assert result.result is run
+    assert not run.done()  # the cell returned before anything ran
+    assert run.text() == ("toolcall run: 2 calls\n   1. Read [b1] queued  file_path=README.md\n"
+                          "   2. Sleep [b1] queued  seconds=0.3")
+    results = await run
+    assert "line two" in results[0].text and "Slept" in results[1].text
+    assert run.summary() == "2 calls: 2 completed"
+
+
+async def test_dollar_names_come_from_the_notebook(shell, project):
+    shell.user_ns["target"] = "README.md"
+    shell.run_cell("%%toolcall --name run\n- Read: {file_path: $target}\n")
+    assert "# demo" in (await shell.user_ns["run"])[0].text
+
+
+@pytest.mark.parametrize(
+    ("line", "body", "message"),
+    [
+        ("", "- Raed: {}", "unknown tool 'Raed'"),
+        ("--bogus", "- Read: {}", "unrecognized arguments: --bogus"),
+        ("--mode sideways", "- Read: {}", "invalid choice"),
+        ("--delay 1", "- Read: {}", "--delay only applies with --stream"),
+        ("--name 2bad", "- Read: {}", "not a valid Python variable name"),
+        ("", '[{"id": "x", "name": "Read", "input": {}}, {"id": "x", "name": "Read", "input": {}}]', "duplicate tool_use id"),
+        ("", "{not json", "not valid"),
+        ("--max-concurrency 0", "- Read: {file_path: README.md}", "must be 1 or more"),
+    ],
+)
+async def test_bad_input_is_one_short_error_and_harms_nothing(shell, project, line, body, message):
+    shell.run_cell("%%toolcall --name r1\n- Sleep: {seconds: 0.2}\n")
+    earlier = shell.user_ns["r1"]
+    result = shell.run_cell(f"%%toolcall {line}\n{body}\n")
+    assert message in cell_error(result)
+    assert type(result.error_in_exec or result.error_before_exec).__name__ == "UsageError"
+    assert (await earlier)[0].text.startswith("Slept")  # the earlier run finished untouched
+    assert shell.run_cell("1 + 1").result == 2  # and the shell still works
+
+
+async def test_stream_feeds_calls_one_by_one(shell, project):
+    shell.run_cell("%%toolcall --stream --delay 0.3 --name run\n- Read: {file_path: README.md}\n- Read: {file_path: README.md}\n- Read: {file_path: README.md}\n")
+    run = shell.user_ns["run"]
+    results = await run
+    assert len(results) == 3 and not any(r.is_error for r in results)
+    starts = [e.time for e in run.handle.trace.of_kind("started")]
+    assert len(starts) == 3
+    # each call could only start once the "model" had streamed it: about 0.3 s apart
+    assert starts[1] - starts[0] >= 0.2 and starts[2] - starts[1] >= 0.2
+
+
+async def test_stream_abort_still_answers_every_call(shell, project):
+    shell.run_cell("%%toolcall --stream --delay 5 --name run\n- Sleep: {seconds: 10}\n- Read: {file_path: README.md}\n")
+    run = shell.user_ns["run"]
+    await wait_for(lambda: run.states[run.handle.order[0]].state == "executing", what="the first call to start")
+    run.abort()
+    results = await asyncio.wait_for(_await(run), 10)
+    assert len(results) == 2 and all(r.is_error for r in results)
+    assert [o.status for o in run.outcomes] == ["cancelled", "cancelled"]
+
+
+async def test_mode_policy_and_concurrency_options(shell, project):
+    shell.run_cell("%%toolcall --mode plan --name r1\n- Write: {file_path: new.txt, content: hi}\n")
+    assert (await shell.user_ns["r1"])[0].is_error
+    assert not (project / "new.txt").exists()
+
+    shell.run_cell("%%toolcall --policy allow --name r1\n- touch: {name: made.txt}\n")
+    assert (await shell.user_ns["r1"])[0].text == "made made.txt"
+
+    shell.run_cell("%%toolcall --policy deny --name r1\n- touch: {name: never.txt}\n")
+    result = (await shell.user_ns["r1"])[0]
+    assert result.is_error and "headless" in result.text and not (project / "never.txt").exists()
+
+    shell.run_cell("%%toolcall --policy defer --name r1\n- touch: {name: later.txt}\n")
+    run = shell.user_ns["r1"]
+    await run
+    assert run.outcomes[0].status == "deferred" and run.handle.pending_approvals[0]["tool_name"] == "touch"
+
+    shell.run_cell("%%toolcall --max-concurrency 1 --name r1\n- Sleep: {seconds: 0.2}\n- Sleep: {seconds: 0.2}\n")
+    run = shell.user_ns["r1"]
+    await run
+    spans = sorted(run.handle.trace.spans(), key=lambda s: s.started)
+    assert spans[1].started >= spans[0].finished - 0.01  # one at a time
+
+
+async def test_headless_policy_from_the_environment(project, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setenv("NBTOOLSCHED_APPROVAL", "deny")
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "nbtoolsched")
+    try:
+        ip.run_cell("%%toolcall --name r1\n- Write: {file_path: x.txt, content: hi}\n")
+        result = (await asyncio.wait_for(_await(ip.user_ns["r1"]), 10))[0]  # never hangs on a prompt
+        assert result.is_error and not (project / "x.txt").exists()
+    finally:
+        ip.run_line_magic("unload_ext", "nbtoolsched")
+
+
+async def test_tools_defined_in_cells_join_the_registry(shell, project):
+    assert session().registry.get("touch") is not None  # the fixture's cell defined it
+    shell.run_cell("@nts.tool(read_only=True)\ndef shout(text: str) -> str:\n    return text.upper()\n")
+    shell.run_cell("%%toolcall --name r1\n- shout: {text: hey}\n")
+    assert (await shell.user_ns["r1"])[0].text == "HEY"
+    # redefining replaces it; a cell cannot silently replace a built-in
+    shell.run_cell("@nts.tool(read_only=True, name='shout')\ndef shout2(text: str) -> str:\n    return text.lower()\n")
+    shell.run_cell("@nts.tool(read_only=True, name='Read')\ndef fake(file_path: str) -> str:\n    return 'fake'\n")
+    shell.run_cell("%%toolcall --name r1\n- shout: {text: HEY}\n- Read: {file_path: README.md}\n")
+    results = await shell.user_ns["r1"]
+    assert results[0].text == "hey" and "# demo" in results[1].text
+    assert any("'Read' already exists" in n for n in session().notices)
+    assert "shout" in shell.run_line_magic("tools", "").text
+
+
+async def test_tools_and_toolsched_commands(shell, project):
+    listing = shell.run_line_magic("tools", "").text
+    assert listing.splitlines()[0].split() == ["tool", "aliases", "read-only", "parallel", "deferred"]
+    assert any(line.startswith("Read ") and " yes " in line for line in listing.splitlines())
+    assert "mode: default" in shell.run_line_magic("toolsched", "").text
+    assert shell.run_line_magic("toolsched", "mode acceptEdits").text == "mode: acceptEdits"
+    assert "Bash(git log:*)" in shell.run_line_magic("toolsched", "allow Bash(git log:*)").text
+    assert "Bash(git log:*)" in shell.run_line_magic("toolsched", "").text
+    assert shell.run_line_magic("toolsched", "concurrency 3").text == "max concurrency: 3"
+    assert shell.run_line_magic("toolsched", "pending").text == "no approvals pending"
+    for bad, message in [("mode sideways", "unknown permission mode"), ("concurrency lots", "whole number"),
+                         ("policy maybe", "unknown approval policy"), ("frobnicate", "unknown %toolsched command"),
+                         ("register nothing_here", "no variable")]:
+        result = shell.run_cell(f"%toolsched {bad}")
+        assert message in cell_error(result)
+
+
+async def test_pending_approvals_and_trace(shell, project):
+    shell.run_cell("%%toolcall --name r1\n- touch: {name: a.txt}\n- Read: {file_path: README.md}\n")
+    run = shell.user_ns["r1"]
+    await wait_for(lambda: "touch" in shell.run_line_magic("toolsched", "pending").text, what="a pending approval")
+    await wait_for(lambda: run.panel._asking, what="the approval row")
+    row = next(iter(run.panel._asking.values()))
+    threading.Thread(target=row.always_button.click).start()
+    await asyncio.wait_for(_await(run), 10)
+    assert "touch" in shell.run_line_magic("toolsched", "").text  # "Always allow" saved a session rule
+    timeline = shell.run_line_magic("toolsched", "trace")
+    bundle = timeline._repr_mimebundle_()
+    assert bundle["image/svg+xml"].startswith("<svg") and "batch 1" in bundle["text/plain"]
+    assert "#" in bundle["text/plain"] and "?" in bundle["text/plain"]  # ran, and waited for a person
+
+
+async def test_speculate_shows_the_overlay_diff_and_accepts(shell, project):
+    shell.run_cell(
+        "from nbtoolsched.models import ScriptedModel, tool_use\n"
+        "model = ScriptedModel([[tool_use('Edit', file_path='README.md', old_string='line two', new_string='line 2')],"
+        " [tool_use('Write', file_path='notes.txt', content='new\\n')], 'done'])\n"
+    )
+    assert "needs a model" in cell_error(shell.run_cell('%speculate "tidy"'))
+    shell.run_line_magic("toolsched", "model model")
+    shell.run_line_magic("toolsched", "mode acceptEdits")  # a speculation never asks a person
+    shell.run_cell("%%toolcall --name r1\n- Read: {file_path: README.md}\n")  # Edit needs a prior Read
+    await shell.user_ns["r1"]
+    view = shell.run_line_magic("speculate", '"tidy the readme"')
+    await wait_for(lambda: view.status == "ready", what="the speculation to finish")
+    assert "modified README.md" in view.text() and "created notes.txt" in view.text()
+    assert "+line 2" in view.text()
+    assert "<pre class=\"nts-diff\"" in view.files.value and "style=" in view.files.value
+    assert (project / "README.md").read_text() == "# demo\nline two\n"  # nothing real yet
+    threading.Thread(target=view.accept_button.click).start()
+    await wait_for(lambda: view.status == "accepted", what="accept to finish")
+    assert (project / "README.md").read_text() == "# demo\nline 2\n"
+    assert (project / "notes.txt").read_text() == "new\n"
+
+
+async def test_speculate_reject_leaves_the_tree_alone(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                   "m2 = ScriptedModel([[tool_use('Write', file_path='other.txt', content='x')], 'done'])\n")
+    shell.run_line_magic("toolsched", "mode acceptEdits")
+    view = shell.run_line_magic("speculate", '--model m2 "write other"')
+    await wait_for(lambda: view.status == "ready", what="the speculation to finish")
+    view.click("reject")
+    await wait_for(lambda: view.status == "rejected", what="reject to finish")
+    assert not (project / "other.txt").exists()
+    await wait_for(lambda: view.accept_button.disabled and view.reject_button.disabled, what="the buttons to be disabled")
+    assert "rejected" in view.header.value
+
+
+async def test_interrupted_cell_aborts_running_runs(shell, project):
+    from IPython.core.interactiveshell import ExecutionResult
+
+    shell.run_cell("%%toolcall --name r1\n- Sleep: {seconds: 30}\n")
+    run = shell.user_ns["r1"]
+    await wait_for(lambda: run.states[run.handle.order[0]].state == "executing", what="the sleep to start")
+    interrupted = ExecutionResult(None)
+    interrupted.error_in_exec = KeyboardInterrupt()
+    shell.events.trigger("post_run_cell", interrupted)
+    await asyncio.wait_for(_await(run), 10)
+    assert run.outcomes[0].status == "cancelled"
+
+
+async def test_unload_aborts_runs_and_closes_widgets(project):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "nbtoolsched")
+    ip.run_cell("%%toolcall --name r1\n- Sleep: {seconds: 30}\n")
+    run = ip.user_ns["r1"]
+    await wait_for(lambda: run.states[run.handle.order[0]].state == "executing", what="the sleep to start")
+    ip.run_line_magic("unload_ext", "nbtoolsched")
+    results = await asyncio.wait_for(_await(run), 10)
+    assert results[0].is_error and run.outcomes[0].status == "cancelled"
+    assert run.panel.comm is None
+    assert "toolcall" not in ip.magics_manager.magics["cell"]
+    assert "Cell magic `%%toolcall` not found" in str(ip.run_cell("%%toolcall\n- Read: {}\n").error_in_exec)
+
+
+async def _await(run):
+    return await run
