@@ -169,6 +169,13 @@ def test_approve_deny_results_and_overlay_diff_in_jupyterlab(tmp_path, comms):
         _stop(proc)
 
 
+def _snapshot(locator, name: str) -> None:
+    """Pictures for the docs: NBTOOLSCHED_SCREENSHOT_DIR=docs saves what a person sees here."""
+    folder = os.environ.get("NBTOOLSCHED_SCREENSHOT_DIR")
+    if folder:
+        locator.screenshot(path=str(Path(folder) / name))
+
+
 def _run_cell(page, cell) -> None:
     """Select the cell in command mode and run it (Shift+Enter), as a person would."""
     cell.locator(".jp-InputArea-editor").click()
@@ -193,6 +200,7 @@ def _drive(page, expect, url: str, root: Path, comms: str) -> None:
     expect(asking).to_have_count(2)
     expect(asking.nth(0)).to_contain_text("awaiting approval")
     expect(panel.locator("button.nts-approve-all")).to_contain_text("Approve all 2")
+    _snapshot(cells.nth(1), "approvals.png")
 
     asking.nth(0).locator("button.nts-allow").click()
     expect(panel.locator('.nts-row[data-id="toolu_nb_0001"][data-state="completed"]')).to_have_count(1)
@@ -200,6 +208,7 @@ def _drive(page, expect, url: str, root: Path, comms: str) -> None:
     asking.nth(0).locator("button.nts-deny").click()
     expect(panel.locator('.nts-row[data-id="toolu_nb_0002"][data-state="denied"]')).to_have_count(1)
     expect(panel).to_contain_text("finished")
+    _snapshot(cells.nth(1), "panel.png")
 
     picker = panel.locator("select")
     picker.select_option(label="1. touch (completed)")
@@ -213,6 +222,7 @@ def _drive(page, expect, url: str, root: Path, comms: str) -> None:
     view = cells.nth(2).locator(".nts-diff-view")
     expect(view.locator(".nts-diff")).to_contain_text("hello from the overlay")
     expect(view).to_contain_text("created")
+    _snapshot(cells.nth(2), "diff.png")
     assert not (root / "notes.txt").exists()
     view.locator("button.nts-accept").click()
     expect(view.locator(".nts-spec-status")).to_have_text("accepted")
