@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..messages import TextBlock, ToolReferenceBlock
-from ..tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
+from ..tool import ReadOnlyTool, Tool, ToolContext, ToolOutput, Validation
 
 __all__ = ["ToolSearchTool", "ToolSearchInput", "search_tools", "select_tools", "name_parts"]
 

@@ -6,7 +6,7 @@ folder outside it; the fixture makes link_out -> {O} and link_secret -> {P}/secr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 

@@ -10,7 +10,6 @@ unlike ``rg --glob``, a pattern never brings an ignored file back.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -8,7 +8,7 @@ count), context groups split by ``--``, long lines cut, head_limit/offset applie
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 

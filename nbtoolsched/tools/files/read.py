@@ -12,7 +12,6 @@ import base64
 import itertools
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
