@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ...tool import Tool, ToolContext
+from ...tool import Tool, ToolContext, ToolOutput, Validation
 from ._paths import backfill_path, resolve
 
-__all__ = ["PathTool"]
+__all__ = ["PathTool", "CheckedWriteTool"]
 
 
 class PathTool(Tool):
@@ -26,3 +26,31 @@ class PathTool(Tool):
         """The absolute path the call acts on (cwd when the optional path is absent)."""
         raw = self.get_path(input)
         return resolve(ctx, raw) if raw else ctx.cwd
+
+
+class CheckedWriteTool(PathTool):
+    """A writing tool that refuses early and checks again just before it writes.
+
+    The first check (in ``validate_input``) spares a permission prompt for a write that
+    cannot happen; the second (in ``call``) catches a file changed while a person was
+    deciding. Subclasses say what makes a target unacceptable and how to write it.
+    """
+
+    file_access: ClassVar[str] = "edit"  # type: ignore[misc]
+
+    def refusal(self, path: str, ctx: ToolContext) -> str | None:
+        raise NotImplementedError
+
+    async def write(self, path: str, input: Any, ctx: ToolContext) -> ToolOutput:
+        raise NotImplementedError
+
+    async def validate_input(self, input: Any, ctx: ToolContext) -> Validation:
+        problem = self.refusal(self.target(input, ctx), ctx)
+        return Validation.fail(problem) if problem else Validation.OK  # type: ignore[attr-defined,no-any-return]
+
+    async def call(self, input: Any, ctx: ToolContext) -> ToolOutput:
+        path = self.target(input, ctx)
+        problem = self.refusal(path, ctx)
+        if problem:
+            return ToolOutput(problem, is_error=True)
+        return await self.write(path, input, ctx)

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ...tool import ToolContext, ToolOutput, Validation
-from ._base import PathTool
+from ...tool import ToolContext, ToolOutput
+from ._base import CheckedWriteTool
 from ._guard import remember_write, stale_read_error
 from ._notebook import NotebookError, cell_label, find_cell, load_notebook, new_cell, save_notebook
 from ._paths import display, missing_path_message
@@ -43,7 +43,7 @@ class NotebookEditInput(BaseModel):
         return self
 
 
-class NotebookEditTool(PathTool):
+class NotebookEditTool(CheckedWriteTool):
     name = "NotebookEdit"
     search_hint = "edit a Jupyter notebook cell"
     description = (
@@ -55,17 +55,11 @@ class NotebookEditTool(PathTool):
     )
     input_model = NotebookEditInput
     path_field = "notebook_path"
-    file_access = "edit"
 
-    async def validate_input(self, input: NotebookEditInput, ctx: ToolContext) -> Validation:
-        problem = _refusal(self.target(input, ctx), ctx)
-        return Validation.fail(problem) if problem else Validation.OK  # type: ignore[attr-defined]
+    def refusal(self, path: str, ctx: ToolContext) -> str | None:
+        return _refusal(path, ctx)
 
-    async def call(self, input: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
-        path = self.target(input, ctx)
-        problem = _refusal(path, ctx)
-        if problem:
-            return ToolOutput(problem, is_error=True)
+    async def write(self, path: str, input: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
         try:
             message = await asyncio.to_thread(_edit, path, input, ctx)
         except NotebookError as err:

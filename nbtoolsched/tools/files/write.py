@@ -11,8 +11,8 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool import ToolContext, ToolOutput, Validation
-from ._base import PathTool
+from ...tool import ToolContext, ToolOutput
+from ._base import CheckedWriteTool
 from ._diff import diff_snippet
 from ._guard import remember_write, stale_read_error
 from ._paths import display
@@ -28,7 +28,7 @@ class WriteInput(BaseModel):
     content: str = Field(description="The complete new content of the file.")
 
 
-class WriteTool(PathTool):
+class WriteTool(CheckedWriteTool):
     name = "Write"
     search_hint = "create or overwrite a file"
     description = (
@@ -39,17 +39,11 @@ class WriteTool(PathTool):
         "- The write is atomic; an existing file keeps its permissions, encoding and line endings."
     )
     input_model = WriteInput
-    file_access = "edit"
 
-    async def validate_input(self, input: WriteInput, ctx: ToolContext) -> Validation:
-        problem = _refusal(self.target(input, ctx), ctx)
-        return Validation.fail(problem) if problem else Validation.OK  # type: ignore[attr-defined]
+    def refusal(self, path: str, ctx: ToolContext) -> str | None:
+        return _refusal(path, ctx)
 
-    async def call(self, input: WriteInput, ctx: ToolContext) -> ToolOutput:
-        path = self.target(input, ctx)
-        problem = _refusal(path, ctx)  # again: the file may have changed while permission was asked
-        if problem:
-            return ToolOutput(problem, is_error=True)
+    async def write(self, path: str, input: WriteInput, ctx: ToolContext) -> ToolOutput:
         return await asyncio.to_thread(_write, path, input.content, ctx)
 
 
