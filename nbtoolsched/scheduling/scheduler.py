@@ -165,6 +165,14 @@ class Scheduler:
 
     def submit(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> RunHandle:
         """Start the run as a task on the running loop and return its live handle at once."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "Scheduler.submit() starts a task on the running event loop, and none is running: "
+                "call it from async code (a notebook cell, or a coroutine under asyncio.run), or use "
+                "asyncio.run(scheduler.run(blocks))"
+            ) from None
         blocks = list(blocks) if not isinstance(blocks, (dict, str, bytes)) else blocks
         calls = self.prepare(blocks)
         ctx = self._run_context(abort)

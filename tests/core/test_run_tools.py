@@ -185,3 +185,8 @@ async def test_rejection_without_feedback_stops_the_turn(spy_registry: nts.ToolR
     assert results[0].content == "ok"
     assert results[1].content == "The user rejected this edit."
     assert "did not run" in results[2].content
+
+
+def test_submit_outside_a_running_loop_says_what_to_do(scheduler: nts.Scheduler) -> None:
+    with pytest.raises(RuntimeError, match="none is running"):
+        scheduler.submit([block("Read")])
