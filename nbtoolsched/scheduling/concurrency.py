@@ -12,11 +12,22 @@ import asyncio
 import os
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Sequence, TypeVar
 
-__all__ = ["DEFAULT_MAX_CONCURRENCY", "ENV_MAX_CONCURRENCY", "max_tool_use_concurrency", "merge_capped", "start_workers"]
+__all__ = ["DEFAULT_MAX_CONCURRENCY", "ENV_MAX_CONCURRENCY", "max_tool_use_concurrency", "merge_capped", "running_loop", "start_workers"]
 
 T = TypeVar("T")
 DEFAULT_MAX_CONCURRENCY = 10
 ENV_MAX_CONCURRENCY = "NBTOOLSCHED_MAX_TOOL_USE_CONCURRENCY"
+
+
+def running_loop(what: str) -> asyncio.AbstractEventLoop:
+    """The running loop, or a clear error: a task made without one would never run."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            f"{what} starts tasks on the running event loop, and none is running: call it from async code "
+            "(a notebook cell, or a coroutine under asyncio.run)"
+        ) from None
 
 
 def max_tool_use_concurrency(value: int | str | None = None) -> int:

@@ -18,7 +18,7 @@ from ..permissions.base import HookRunner, PermissionGate
 from ..registry import ToolRegistry
 from ..tool import AbortSignal, ToolContext
 from .batch import ToolRunResult, run_tools
-from .concurrency import max_tool_use_concurrency
+from .concurrency import max_tool_use_concurrency, running_loop
 from .handle import RunHandle
 from .partition import Batch, partition_prepared
 from .resume import RunState, resumed_approver
@@ -165,14 +165,7 @@ class Scheduler:
 
     def submit(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> RunHandle:
         """Start the run as a task on the running loop and return its live handle at once."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            raise RuntimeError(
-                "Scheduler.submit() starts a task on the running event loop, and none is running: "
-                "call it from async code (a notebook cell, or a coroutine under asyncio.run), or use "
-                "asyncio.run(scheduler.run(blocks))"
-            ) from None
+        running_loop("Scheduler.submit()")
         blocks = list(blocks) if not isinstance(blocks, (dict, str, bytes)) else blocks
         calls = self.prepare(blocks)
         ctx = self._run_context(abort)

@@ -22,7 +22,7 @@ from ..messages import ProgressEvent
 from ..registry import ToolRegistry
 from ..tool import INTERRUPT, SIBLING_ERROR, STREAMING_FALLBACK, AbortSignal, ToolContext
 from .calls import apply_modifier, execute_call, should_cancel
-from .concurrency import max_tool_use_concurrency
+from .concurrency import max_tool_use_concurrency, running_loop
 from .trace import RunEvents
 
 __all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState"]
@@ -77,6 +77,7 @@ class StreamingToolExecutor:
     # -- feeding ----------------------------------------------------------------------
     def add_tool(self, block: Any) -> TrackedTool:
         """Track a complete tool_use block and start it if the rules allow."""
+        running_loop("StreamingToolExecutor.add_tool()")
         call = prepare_call(len(self.tools), block, self.registry, seen_ids=self._seen_ids, discovered=self.discovered)
         if call.safe and self._last_safe:
             batch = self._batch

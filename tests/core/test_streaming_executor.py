@@ -134,3 +134,11 @@ async def test_unknown_and_invalid_calls_complete_without_running(scheduler: nts
     results = outcomes(await drain(ex))
     assert "no tool named 'Nope'" in results[0].result.content
     assert "InputValidationError" in results[1].result.content
+
+
+def test_add_tool_outside_a_running_loop_is_a_clear_error(scheduler: nts.Scheduler) -> None:
+    import pytest
+
+    ex = scheduler.streaming_executor()
+    with pytest.raises(RuntimeError, match="none is running"):
+        ex.add_tool(block("Read"))
