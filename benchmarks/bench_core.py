@@ -143,6 +143,25 @@ def streaming_start_latency() -> tuple[float, float]:
     return statistics.median(samples) * 1e6, samples[int(len(samples) * 0.99) - 1] * 1e6
 
 
+def streaming_per_call(n: int = 5000) -> float:
+    """The streaming executor's cost per call when a whole large answer arrives at once.
+
+    Every step of the executor is O(cap), so this should stay flat as n grows (it was
+    quadratic before: walking all calls on every start and every drain).
+    """
+    sched = nts.Scheduler(nts.ToolRegistry([noop]), record_trace=False)
+    batch = blocks(n)
+
+    async def run() -> None:
+        ex = sched.streaming_executor()
+        for block in batch:
+            ex.add_tool(block)
+        async for _ in ex.get_remaining_results():
+            pass
+
+    return best_of(run) / n * 1e6
+
+
 def main() -> int:
     costs = per_call_costs()
     b2 = costs["B2 gather + validate + dict"]
@@ -150,6 +169,7 @@ def main() -> int:
     mem = memory_per_call()
     took, ideal = cap_efficiency()
     p50, p99 = streaming_start_latency()
+    small, large = streaming_per_call(500), streaming_per_call(5000)
     rows = [
         ("(a) B1: bare asyncio.gather, per call", f"{costs['B1 bare gather']:.1f} us", ""),
         ("(a) B2: gather + pydantic + dict (floor), per call", f"{b2:.1f} us", ""),
@@ -159,6 +179,8 @@ def main() -> int:
         ("(b) 100 x 50 ms read-only calls at cap 10", f"{took:.0f} ms", f"{took - ideal:+.0f} ms vs ideal {ideal:.0f} ms (target <= +10)"),
         ("(c) streaming add_tool -> call start, median", f"{p50:.0f} us", ""),
         ("(c) streaming add_tool -> call start, p99", f"{p99:.0f} us", "target < 1000 us"),
+        ("(d) streaming executor, 500 calls at once, per call", f"{small:.1f} us", ""),
+        ("(d) streaming executor, 5,000 calls at once, per call", f"{large:.1f} us", f"{large / small:.2f} x the 500-call cost (flat = linear)"),
     ]
     print(f"nbtoolsched core benchmark (Python {sys.version.split()[0]})\n")
     print("| measure | value | against baseline |")

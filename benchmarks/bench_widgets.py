@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import queue
 import sys
 import tempfile
@@ -89,6 +90,7 @@ def main() -> int:
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+        shutil.rmtree(work, ignore_errors=True)
     panel_msgs = sum(updates[i] for i in report["ids"])
     lags = sorted(report["lags"])
     p = lambda q: lags[min(len(lags) - 1, int(q * len(lags)))] * 1000  # noqa: E731

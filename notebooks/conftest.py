@@ -42,3 +42,24 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
     if os.environ.get("NBTOOLSCHED_NOTEBOOKS_LIVE") != "1":
         os.environ.pop("ANTHROPIC_API_KEY", None)
+
+
+def _scratch_dirs() -> set[Path]:
+    import tempfile
+
+    return set(Path(tempfile.gettempdir()).glob("nbtoolsched-nb-*"))
+
+
+_BEFORE: set[Path] = set()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _BEFORE.update(_scratch_dirs())
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """nbval stops kernels without running their exit hooks: remove the scratch projects they made."""
+    import shutil
+
+    for folder in _scratch_dirs() - _BEFORE:
+        shutil.rmtree(folder, ignore_errors=True)

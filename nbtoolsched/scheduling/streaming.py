@@ -13,6 +13,7 @@ siblings are cancelled and told which call failed and that the user did not inte
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Iterator, Literal, Union
 
@@ -39,7 +40,7 @@ class TrackedTool:
     task: asyncio.Task[None] | None = None
     abort: AbortSignal | None = None
     outcome: CallOutcome | None = None
-    pending_progress: list[ProgressEvent] = field(default_factory=list)
+    pending_progress: deque[ProgressEvent] = field(default_factory=deque)
 
     @property
     def safe(self) -> bool:
@@ -72,6 +73,14 @@ class StreamingToolExecutor:
         self._changed = asyncio.Event()
         self._batch = 0
         self._last_safe: bool | None = None
+        # Bookkeeping that keeps every step O(cap), not O(calls): the running calls, and
+        # where in ``tools`` the first possibly-queued and first not-yet-yielded calls are.
+        self._executing: list[TrackedTool] = []
+        self._queued_from = 0
+        self._unyielded_from = 0
+        self._ready: set[int] = set()  # indexes with progress or a result not yet handed out
+        self._walking = False
+        self._walk_again = False
         self._stop_watching = ctx.abort.on_abort(self._on_query_abort)
 
     # -- feeding ----------------------------------------------------------------------
@@ -97,15 +106,34 @@ class StreamingToolExecutor:
 
     # -- the start rule ---------------------------------------------------------------
     def _can_start(self, safe: bool) -> bool:
-        executing = [t for t in self.tools if t.status == "executing"]
-        if len(executing) >= self.cap:
-            return False
+        executing = self._executing
         return not executing or (safe and all(t.safe for t in executing))
 
     def _process_queue(self) -> None:
-        for tracked in self.tools:
+        """Start what may start. Re-entrant calls (a start that completes at once) only
+        ask for one more walk, so a long queue of instant answers cannot nest deeply."""
+        if self._walking:
+            self._walk_again = True
+            return
+        self._walking = True
+        try:
+            self._walk_again = True
+            while self._walk_again:
+                self._walk_again = False
+                self._walk_queue()
+        finally:
+            self._walking = False
+
+    def _walk_queue(self) -> None:
+        tools = self.tools
+        while self._queued_from < len(tools) and tools[self._queued_from].status != "queued":
+            self._queued_from += 1
+        for index in range(self._queued_from, len(tools)):
+            tracked = tools[index]
             if tracked.status != "queued":
                 continue
+            if len(self._executing) >= self.cap:
+                break  # nothing more can start until a call finishes
             if self._can_start(tracked.safe):
                 self._start(tracked)
             elif not tracked.safe:
@@ -129,6 +157,7 @@ class StreamingToolExecutor:
             self._complete(tracked, synthetic_outcome(tracked.call, reason, self.errored_description or "", started=False))
             return
         tracked.status = "executing"
+        self._executing.append(tracked)
         tracked.abort = self.siblings.child(bubble=self._bubble)
         tracked.task = asyncio.ensure_future(self._execute(tracked))
         tracked.task.add_done_callback(lambda _: self._ensure_completed(tracked))
@@ -160,8 +189,11 @@ class StreamingToolExecutor:
             self._complete(tracked, synthetic_outcome(tracked.call, reason, self.errored_description or ""))
 
     def _complete(self, tracked: TrackedTool, outcome: CallOutcome) -> None:
+        if tracked.status == "executing":
+            self._executing.remove(tracked)
         tracked.outcome = outcome
         tracked.status = "completed"
+        self._ready.add(tracked.call.index)
         if self._is_shell_failure(tracked, outcome):
             self.errored_description = tracked.call.description
             self._stop_siblings(SIBLING_ERROR)
@@ -183,16 +215,16 @@ class StreamingToolExecutor:
 
     # -- aborts -------------------------------------------------------------------------
     def _on_query_abort(self, reason: str) -> None:
-        for tracked in self.tools:
-            if tracked.status == "executing" and tracked.task is not None and should_cancel(tracked.call, reason):
+        for tracked in self._executing:
+            if tracked.task is not None and should_cancel(tracked.call, reason):
                 tracked.task.cancel()
         self._changed.set()
 
     def _stop_siblings(self, reason: str) -> None:
         """A shell sibling failed, or the answer was discarded: stop everything running."""
         self.siblings.abort(reason)
-        for tracked in self.tools:
-            if tracked.status == "executing" and tracked.task is not None:
+        for tracked in self._executing:
+            if tracked.task is not None:
                 tracked.task.cancel()
         self._changed.set()
 
@@ -202,6 +234,7 @@ class StreamingToolExecutor:
             return
         event = ProgressEvent(tool_use_id, tracked.call.name, data, self.events.clock())
         tracked.pending_progress.append(event)
+        self._ready.add(tracked.call.index)
         if self.events:
             self.events.emit("progress", tool_use_id, tracked.call.name, tracked.batch, data=data)
         self._changed.set()
@@ -209,28 +242,40 @@ class StreamingToolExecutor:
     @property
     def interruptible(self) -> bool:
         """True when every running tool would stop for a new user message."""
-        running = [t for t in self.tools if t.status == "executing"]
+        running = self._executing
         return bool(running) and all(t.call.interrupt_behavior == "cancel" for t in running)
 
     # -- draining -----------------------------------------------------------------------
     def get_completed_results(self) -> Iterator[Update]:
-        """What is ready now, without waiting: progress always, results in order."""
+        """What is ready now, without waiting: progress always, results in order.
+
+        Results may overtake a safe call still running, never a running unsafe one (the
+        barrier); progress of calls up to the barrier is passed on at once.
+        """
         if self.discarded:
             return
-        for tracked in self.tools:
+        barrier = min((t.call.index for t in self._executing if not t.safe), default=len(self.tools))
+        for index in sorted(self._ready):
+            if index > barrier:
+                break
+            self._ready.discard(index)  # progress arriving while we yield marks it again
+            tracked = self.tools[index]
             while tracked.pending_progress:
-                yield tracked.pending_progress.pop(0)
-            if tracked.status == "yielded":
-                continue
+                yield tracked.pending_progress.popleft()
             if tracked.status == "completed" and tracked.outcome is not None:
                 tracked.status = "yielded"
                 yield tracked.outcome
-            elif tracked.status == "executing" and not tracked.safe:
-                break
+
+    def _first_unyielded(self) -> int:
+        """Yielded calls get no more progress, so every walk may start past them."""
+        tools = self.tools
+        while self._unyielded_from < len(tools) and tools[self._unyielded_from].status == "yielded":
+            self._unyielded_from += 1
+        return self._unyielded_from
 
     async def get_remaining_results(self) -> AsyncIterator[Update]:
         """Everything still to come, waiting as needed, until every call is answered."""
-        while not self.discarded and any(t.status != "yielded" for t in self.tools):
+        while not self.discarded and self._first_unyielded() < len(self.tools):
             self._changed.clear()  # set again by any completion or progress, even during our yields
             self._process_queue()
             produced = False
