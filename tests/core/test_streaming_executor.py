@@ -142,3 +142,16 @@ def test_add_tool_outside_a_running_loop_is_a_clear_error(scheduler: nts.Schedul
     ex = scheduler.streaming_executor()
     with pytest.raises(RuntimeError, match="none is running"):
         ex.add_tool(block("Read"))
+
+
+async def test_a_long_queue_answered_at_once_after_an_abort_does_not_recurse(scheduler: nts.Scheduler) -> None:
+    """Each instantly answered call starts the next: that chain must not grow the stack."""
+    abort = nts.AbortSignal()
+    ex = scheduler.streaming_executor(abort=abort)
+    ex.add_tool(block("Edit", duration=5))
+    for _ in range(3000):
+        ex.add_tool(block("Read"))
+    await asyncio.sleep(0.01)
+    abort.abort()
+    results = outcomes(await drain(ex))
+    assert len(results) == 3001 and all(o.status == "cancelled" for o in results)
