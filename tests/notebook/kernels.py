@@ -3,9 +3,12 @@
 ipykernel 6.x dispatches comms on the main shell only; 7.0-7.3 run comms sent to a
 subshell on that subshell's thread; 7.4+ routes them back to the shell that last
 published on the comm. The older ones live in throwaway venvs under ``.venvs/`` (git
-ignored, built once and reused; ``--system-site-packages`` so the project and
-ipywidgets come from this environment). A venv that cannot be built fails the test
-with the reason; it never skips.
+ignored, built once and reused). Each sees this test run's own environment (the project
+and ipywidgets) after its own packages, through a ``.pth`` file that adds this
+environment's site folders. ``--system-site-packages`` would not do: when the suite runs
+from a venv, as it does on any PEP 668 system, that inherits the *base* interpreter's
+packages, which do not hold the project. A venv that cannot be built fails the test with
+the reason; it never skips.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import fcntl
 import json
 import os
 import queue
+import site
 import subprocess
 import sys
+import sysconfig
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +50,8 @@ def kernel_python(variant: str) -> str:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two test processes never build the same venv at once
         if not (ready.exists() and python.exists()):
             _build(venv, python, requirement)
+        else:
+            _link_this_environment(python)  # the suite may run from another environment than last time
         version = _run([str(python), "-c", "import ipykernel; print(ipykernel.__version__)"], f"checking {variant}").strip()
         if not version.startswith(prefix):
             pytest.fail(f"{venv} has ipykernel {version}, expected {prefix}*; delete the folder to rebuild it")
@@ -53,8 +60,21 @@ def kernel_python(variant: str) -> str:
 
 
 def _build(venv: Path, python: Path, requirement: str) -> None:
-    _run([sys.executable, "-m", "venv", "--system-site-packages", "--clear", str(venv)], f"creating {venv}")
+    _run([sys.executable, "-m", "venv", "--clear", str(venv)], f"creating {venv}")
+    _link_this_environment(python)
     _run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", requirement], f"pip install {requirement} into {venv}", timeout=600)
+
+
+def _link_this_environment(python: Path) -> None:
+    """Let the venv import what this environment has, after its own packages.
+
+    ``site.addsitedir`` (not a bare path line) so that this environment's own ``.pth``
+    files run too: an editable install of the project is one.
+    """
+    ours = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()]
+    theirs = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], "locating the venv's site-packages").strip()
+    lines = [f"import site; site.addsitedir({folder!r})" for folder in dict.fromkeys(ours)]
+    (Path(theirs) / "_nbtoolsched_parent_env.pth").write_text("\n".join(lines) + "\n")
 
 
 def _run(cmd: list[str], what: str, timeout: float = 120) -> str:

@@ -94,9 +94,14 @@ def test_shellish_text_always_gets_a_verdict(command: str) -> None:
 
 
 # --------------------------------------------------------------- bash differentials
+# Each external command bash would run is recorded by ``command_not_found_handle`` in a
+# file of its own, created with O_EXCL (``set -C``), so a background command and a
+# foreground one can never interleave their records; names sort by the time of the call.
+# Every shell holds fd 3, a pipe: its end of file says that all of them have finished.
 _LOGGER = (
-    "command_not_found_handle() { local s=; for x in \"$@\"; do s+=\"$x\"$'\\037'; done;"
-    " printf '%s\\036' \"$s\" >&3; return 0; }\n"
+    "command_not_found_handle() { local s= n=0 f; for x in \"$@\"; do s+=\"$x\"$'\\037'; done;"
+    " while f=\"$NTS_RECORDS/$EPOCHREALTIME.$BASHPID.$n\"; ! (set -C; : > \"$f\") 2>/dev/null;"
+    " do n=$((n+1)); done; printf '%s' \"$s\" > \"$f\"; return 0; }\n"
 )
 
 
@@ -105,19 +110,32 @@ def _bash_runs(command: str) -> list[tuple[str, ...]]:
     assert BASH is not None
     read_fd, write_fd = os.pipe()
     with tempfile.TemporaryDirectory() as tmp:
+        records = os.path.join(tmp, ".records")
+        work = os.path.join(tmp, "work")
+        os.mkdir(records)
+        os.mkdir(work)
         try:
             proc = subprocess.Popen(
                 [BASH, "--norc", "--noprofile", "-c", f"exec 3>&{write_fd}\n{_LOGGER}{command}"],
-                cwd=tmp, env={"PATH": "/nonexistent", "HOME": "~"}, pass_fds=(write_fd,),
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                cwd=work, env={"PATH": "/nonexistent", "HOME": "~", "NTS_RECORDS": records},
+                pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
         finally:
             os.close(write_fd)
         with os.fdopen(read_fd, "rb") as pipe:
-            data = pipe.read()
+            pipe.read()  # end of file: every shell, background ones included, has exited
         proc.wait(timeout=10)
-    records = data.decode("utf-8", "replace").split("\x1e")[:-1]
-    return [tuple(record.split("\x1f")[:-1]) for record in records]
+        found = []
+        for name in sorted(os.listdir(records), key=_record_order):
+            with open(os.path.join(records, name), "rb") as file:
+                found.append(tuple(file.read().decode("utf-8", "replace").split("\x1f")[:-1]))
+    return found
+
+
+def _record_order(name: str) -> tuple[float, int, int]:
+    seconds, pid, n = name.rsplit(".", 2)
+    return float(seconds), int(pid), int(n)
 
 
 WORDS = st.sampled_from([
