@@ -129,14 +129,12 @@ def streaming_start_latency() -> tuple[float, float]:
 
     async def run() -> None:
         for round_ in range(200):
-            ex = sched.streaming_executor()
-            for j in range(5):
-                i = round_ * 5 + j
-                added[i] = time.perf_counter()
-                ex.add_tool({"type": "tool_use", "id": f"s{i}", "name": "stamp", "input": {"i": i}})
-                await asyncio.sleep(0)  # the stream yields to the loop between blocks
-            async for _ in ex.get_remaining_results():
-                pass
+            async with sched.streaming_executor() as ex:
+                for j in range(5):
+                    i = round_ * 5 + j
+                    added[i] = time.perf_counter()
+                    ex.add_tool({"type": "tool_use", "id": f"s{i}", "name": "stamp", "input": {"i": i}})
+                    await asyncio.sleep(0)  # the stream yields to the loop between blocks
 
     asyncio.run(run())
     samples.sort()
@@ -153,11 +151,9 @@ def streaming_per_call(n: int = 5000) -> float:
     batch = blocks(n)
 
     async def run() -> None:
-        ex = sched.streaming_executor()
-        for block in batch:
-            ex.add_tool(block)
-        async for _ in ex.get_remaining_results():
-            pass
+        async with sched.streaming_executor() as ex:
+            for block in batch:
+                ex.add_tool(block)
 
     return best_of(run) / n * 1e6
 

@@ -34,10 +34,22 @@ class ToolRegistry:
         self.gates: dict[str, bool] = dict(gates or {})
         self.simple = simple
         self.simple_tools = frozenset(simple_tools)
-        # Set by the scheduler from the permission system: blanket-denied tools vanish.
+        # Blanket-denied tools vanish from a scheduler's view (see ``view``).
         self.hidden: Callable[[Tool], bool] = _never
         for item in tools:
             self.register(item)
+
+    def view(self, *, hidden: Callable[[Tool], bool]) -> "ToolRegistry":
+        """The same pool seen through ``hidden`` (a permission system's blanket denials).
+
+        The view shares the tools, gates and settings: a tool registered on either shows
+        in both. Only what is hidden differs, so one registry can serve schedulers with
+        different permissions without either changing it.
+        """
+        view = object.__new__(type(self))
+        view.__dict__.update(self.__dict__)
+        view.hidden = hidden
+        return view
 
     # -- building the pool ---------------------------------------------------------
     def register(self, item: Tool | type[Tool] | Callable[..., Any], *, replace: bool = False) -> Tool:

@@ -16,6 +16,7 @@ for a call that finished, an error for the rest).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Literal
 
@@ -123,12 +124,14 @@ class Agent:
             raise ValueError(f"stream_retries must be a non-negative integer, got {stream_retries!r}")
         self.model = model
         self.scheduler = _as_scheduler(scheduler)
-        if context is not None:
-            if context.registry is None:
-                context.registry = self.scheduler.registry
-            self.scheduler.context = context
         self.system = system
         self.messages: list[dict[str, Any]] = [as_dict(m) for m in messages or []]
+        # The conversation's tool context: each turn starts from it and leaves its modifiers
+        # in it; the scheduler itself is configuration and is never changed by a turn.
+        start = context if context is not None else self.scheduler.context
+        self.context: ToolContext = start.replace(
+            registry=start.registry if start.registry is not None else self.scheduler.registry, messages=self.messages
+        )
         self.max_turns = max_turns
         self.max_messages = max_messages
         self.streaming = streaming
@@ -216,34 +219,40 @@ class Agent:
     # -- one turn ---------------------------------------------------------------------------------
     async def _turn(self, number: int, signal: AbortSignal) -> tuple[StopReason | None, ModelError | None, str | None]:
         self._bus.emit("turn_started", turn=number)
-        self.scheduler.context.messages = self.messages
         discovered = discovered_tools(self.messages)
         tools = self.scheduler.registry.api_tools(discovered)
         system = "\n\n".join(p for p in (self.system, self.scheduler.registry.deferred_prompt(discovered)) if p) or None
         attempt = 0
         while True:
             state = self._new_state(number, signal)
-            error = await self._stream(state, tools, system)
-            if error is None or state.aborted_streaming:
-                break
-            will_retry = attempt < self.stream_retries and error.retryable and not signal.aborted
-            self._bus.emit("stream_failed", turn=number, error_kind=error.kind, message=error.message, will_retry=will_retry)
-            if not will_retry:
-                await self._answer_failed(state, error)
-                return "model_error", error, None
-            attempt += 1
-            await _discard(state.executor)  # the partial answer is dropped; its calls never count
-        self._bus.emit("model_finished", turn=number, stop_reason=state.assembler.stop_reason,
-                       blocks=len(state.assembler.finished))
-        self._append("assistant", state.assembler.blocks())
-        outcomes = await self._collect(state, signal)
-        return self._finish_turn(state, outcomes)
+            async with state.executor if state.executor is not None else contextlib.nullcontext():
+                error = await self._stream(state, tools, system)
+                if error is not None and not state.aborted_streaming:
+                    will_retry = attempt < self.stream_retries and error.retryable and not signal.aborted
+                    self._bus.emit("stream_failed", turn=number, error_kind=error.kind, message=error.message,
+                                   will_retry=will_retry)
+                    if not will_retry:
+                        self._answer_failed(state, error)
+                        return "model_error", error, None
+                    attempt += 1
+                    if state.executor is not None:
+                        state.executor.discard()  # the partial answer is dropped; its calls never count
+                    continue
+                self._bus.emit("model_finished", turn=number, stop_reason=state.assembler.stop_reason,
+                               blocks=len(state.assembler.finished))
+                self._append("assistant", state.assembler.blocks())
+                outcomes = await self._collect(state, signal)
+            return self._finish_turn(state, outcomes)
 
     def _new_state(self, number: int, signal: AbortSignal) -> _TurnState:
         if not self.streaming:
             return _TurnState(number, signal, None)
-        executor = self.scheduler.streaming_executor(abort=signal, events=RunEvents([self._dispatch]))
+        executor = self.scheduler.streaming_executor(context=self.context, abort=signal, events=RunEvents([self._dispatch]))
         return _TurnState(number, executor.context.abort, executor)
+
+    def _keep_context(self, final: ToolContext) -> None:
+        """The turn's modifiers stay for the next turn; the run's own abort signal does not."""
+        self.context = final.for_call("", self.context.abort)
 
     async def _stream(self, state: _TurnState, tools: list[dict[str, Any]], system: str | None) -> ModelError | None:
         """Play the model's answer into ``state``; an abort cancels it. Returns the failure, if any."""
@@ -299,8 +308,7 @@ class Agent:
         if state.executor is not None:
             async for _ in state.executor.get_remaining_results():
                 pass
-            await state.executor.aclose()
-            self.scheduler.context = state.executor.context.for_call("", self.scheduler.context.abort)
+            self._keep_context(state.executor.context)
             for slot in state.slots:
                 if slot.tracked is not None:
                     slot.outcome = slot.tracked.outcome
@@ -313,11 +321,12 @@ class Agent:
         todo = [slot for slot in state.slots if slot.result is None]
         if not todo or state.aborted_streaming:
             return
-        result = await self.scheduler.run_outcomes([slot.block for slot in todo], abort=signal,
-                                                   events=RunEvents([self._dispatch]))
+        result = await self.scheduler.run_outcomes([slot.block for slot in todo], context=self.context, abort=signal,
+                                                   events=RunEvents([self._dispatch]), cancel_on_shell_error=True)
         for slot, outcome in zip(todo, result.outcomes):
             slot.outcome = outcome
         state.watch = result.context.abort  # a rejected prompt aborts the run's own signal
+        self._keep_context(result.context)
 
     def _finish_turn(self, state: _TurnState, outcomes: list[CallOutcome]) -> tuple[StopReason | None, None, str | None]:
         aborted = state.aborted_streaming or state.watch.aborted
@@ -348,9 +357,10 @@ class Agent:
             results.append(slot.result)
         return results
 
-    async def _answer_failed(self, state: _TurnState, error: ModelError) -> None:
+    def _answer_failed(self, state: _TurnState, error: ModelError) -> None:
         """A final stream failure: keep the finished blocks, answer each of their calls."""
-        await _discard(state.executor)
+        if state.executor is not None:
+            state.executor.discard()
         blocks = state.assembler.blocks()
         if not blocks:
             return
@@ -378,12 +388,6 @@ class Agent:
             last["content"] = earlier + content
         else:
             self.messages.append({"role": role, "content": content})
-
-
-async def _discard(executor: StreamingToolExecutor | None) -> None:
-    if executor is not None:
-        executor.discard()
-        await executor.aclose()
 
 
 def _as_scheduler(value: Scheduler | ToolRegistry | None) -> Scheduler:

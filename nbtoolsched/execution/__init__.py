@@ -1,6 +1,6 @@
 """The execution layer: one call through the whole pipeline."""
 
-from .pipeline import CallOutcome, CallPipeline, Status, synthetic_outcome
+from .pipeline import CallOutcome, CallPipeline, Status, stopped_outcome
 from .prepare import PreparedCall, discovered_tools, prepare_call, prepare_calls
 from .results import finish_content, format_exception, format_size, persist_large_result, preview
 
@@ -17,5 +17,5 @@ __all__ = [
     "prepare_call",
     "prepare_calls",
     "preview",
-    "synthetic_outcome",
+    "stopped_outcome",
 ]

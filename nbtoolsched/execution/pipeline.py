@@ -4,14 +4,14 @@ find -> already aborted? -> validate (pydantic, then the tool's own check) -> ba
 observable copy -> PreToolUse hooks -> permission -> call -> result mapping and
 persistence -> PostToolUse / PostToolUseFailure hooks.
 
-Whatever happens, ``run`` returns exactly one ``CallOutcome`` holding one tool_result:
-it never raises, except ``CancelledError`` when the caller itself was cancelled
-without an abort (the scheduler then answers the call).
+Whatever happens, ``run`` returns exactly one ``CallOutcome`` holding one tool_result,
+or ends with ``CancelledError`` when its task is cancelled (an abort that the tool did
+not handle itself, or the whole run stopping): the engine then answers the call, with
+``stopped_outcome``, the one place that writes the result of a stopped call.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -64,8 +64,13 @@ class CallOutcome:
         return bool(self.result.is_error)
 
 
-def synthetic_outcome(call: PreparedCall, reason: str | None, failed: str = "", *, started: bool = True) -> CallOutcome:
-    """The answer for a call that was stopped (or never started) by an abort."""
+def stopped_outcome(call: PreparedCall, reason: str | None, failed: str = "", *, started: bool = True) -> CallOutcome:
+    """The answer for a call that was stopped (or never started) by an abort.
+
+    The one place such a result is written: ``reason`` is the abort tree's reason (a
+    sibling's failure names ``failed``), ``started`` says whether the call may have done
+    part of its work.
+    """
     if reason == SIBLING_ERROR:
         text = sibling_cancelled(failed)
     elif reason == STREAMING_FALLBACK:
@@ -84,25 +89,26 @@ def error_outcome(call: PreparedCall) -> CallOutcome:
 class CallPipeline:
     """Runs prepared calls; holds what every call shares (gate, hooks, session dir)."""
 
-    def __init__(self, gate: PermissionGate | None = None, hooks: HookRunner | None = None, approver: Any = None) -> None:
+    def __init__(
+        self, gate: PermissionGate | None = None, hooks: HookRunner | None = None, approver: Any = None, *, mode: str | None = None
+    ) -> None:
         self.gate: PermissionGate = gate if gate is not None else AllowUnlessDenied()
         self.hooks = hooks
         self.approver = approver
+        self.mode = mode  # a permission mode for these calls only (None: the gate's own)
+
+    def with_options(self, *, mode: str | None, approver: Any) -> "CallPipeline":
+        """The same gate and hooks with another approver or permission mode (one run's overrides)."""
+        return CallPipeline(self.gate, self.hooks, approver, mode=mode if mode is not None else self.mode)
 
     async def run(self, call: PreparedCall, ctx: ToolContext, approver: Any = None) -> CallOutcome:
         if call.error is not None:
             return error_outcome(call)
-        if ctx.abort.aborted:
-            return CallOutcome(call.tool_use_id, call.name, error_result(call.tool_use_id, CANCELLED_BEFORE_START), "cancelled")
+        reason = ctx.abort.reason
+        if reason is not None and call.stops_for(reason):
+            return stopped_outcome(call, reason, started=False)
         try:
             return await self._run_checked(call, ctx, approver or self.approver)
-        except asyncio.CancelledError:
-            if not ctx.abort.aborted:
-                raise
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            return synthetic_outcome(call, ctx.abort.reason)
         except ApprovalDeferred as deferred:
             placeholder = error_result(call.tool_use_id, "Waiting for approval.")
             return CallOutcome(call.tool_use_id, call.name, placeholder, "deferred", deferred=deferred.request)
@@ -135,7 +141,7 @@ class CallPipeline:
                 observable = pre.updated_input
             hook_decision = pre.decision
 
-        request = PermissionRequest(tool, observable, parsed, ctx, call.tool_use_id, hook_decision, approver)
+        request = PermissionRequest(tool, observable, parsed, ctx, call.tool_use_id, hook_decision, approver, self.mode)
         decision = await self.gate.decide(request)
         if decision.behavior != "allow":
             return self._denied(call, ctx, decision, attachments, prevent, stop_reason)
@@ -187,14 +193,10 @@ class CallPipeline:
         assert tool is not None
         try:
             raw = await tool.call(call_input, ctx)
-        except (AbortError, asyncio.CancelledError) as err:
-            if isinstance(err, asyncio.CancelledError) and not ctx.abort.aborted:
-                raise
-            if isinstance(err, asyncio.CancelledError):
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
-            outcome = synthetic_outcome(call, ctx.abort.reason or USER_ABORT)
+        except AbortError:
+            # The tool noticed the abort and stopped itself: its failure hooks still run.
+            # (A tool that does not stop is cancelled instead; its hooks are skipped.)
+            outcome = stopped_outcome(call, ctx.abort.reason or USER_ABORT)
             await self._post_failure(call, observable, ctx, outcome, INTERRUPTED, True)
             return outcome
         except Exception as err:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..messages import Block, ToolReferenceBlock
 from ..registry import ToolRegistry
-from ..tool import Tool
+from ..tool import INTERRUPT, Tool
 from .texts import call_description, no_such_tool, wrap_error
 from .validation import invalid_input_text, schema_not_sent_hint
 
@@ -42,6 +42,10 @@ class PreparedCall:
             return self.tool.interrupt_behavior if self.tool is not None else "block"
         except Exception:
             return "block"
+
+    def stops_for(self, reason: str) -> bool:
+        """An interrupt (a new user message) stops only tools that declared "cancel"."""
+        return reason != INTERRUPT or self.interrupt_behavior == "cancel"
 
 
 def discovered_tools(messages: Iterable[Any]) -> set[str]:

@@ -23,7 +23,7 @@ from .diffview import DiffView
 from .magics import ToolMagics
 from .panel import RunPanel
 from .pump import Handoff, UIPump
-from .run import NotebookRun, TimelineView, submit_streaming
+from .run import NotebookRun, TimelineView
 from .session import NotebookSession, SessionError
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
     "get_session",
     "load_ipython_extension",
     "parse_cell",
-    "submit_streaming",
     "unload_ipython_extension",
 ]
 

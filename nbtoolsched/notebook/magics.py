@@ -128,7 +128,7 @@ class ToolMagics(Magics):
             return TextView(f"{command} rule added: {session.add_rule(command, rest)}")
         if command == "concurrency":
             session.set_concurrency(_int(rest, "%toolsched concurrency"))
-            return TextView(f"max concurrency: {session.scheduler.max_concurrency}")
+            return TextView(f"max concurrency: {session.max_concurrency}")
         if command == "policy":
             session.set_policy(rest)
             return TextView(f"approval policy: {rest}")

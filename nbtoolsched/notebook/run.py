@@ -1,51 +1,17 @@
-"""A notebook run: the scheduler's live handle plus its panel; ``await run`` gives the results.
-
-``submit_streaming`` feeds the blocks to the streaming executor one by one, as if a
-model were streaming them, and returns the same kind of handle as ``Scheduler.submit``.
-"""
+"""A notebook run: the scheduler's live handle plus its panel; ``await run`` gives the results."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Generator
 
 from ..execution import CallOutcome
 from ..messages import ToolResultBlock
-from ..scheduling import RunHandle, Scheduler
+from ..scheduling import RunHandle
 from ..scheduling.timeline import render_svg_timeline, render_text_timeline
-from ..scheduling.trace import RunEvents, Trace
+from ..scheduling.trace import Trace
 from ..tool import USER_ABORT, AbortSignal
 
-__all__ = ["NotebookRun", "TimelineView", "submit_streaming"]
-
-
-def submit_streaming(scheduler: Scheduler, blocks: list[dict[str, Any]], delay: float) -> RunHandle:
-    """Start feeding ``blocks`` to a streaming executor, ``delay`` seconds apart."""
-    calls = scheduler.prepare(blocks)
-    events = RunEvents(scheduler.events.listeners)
-    abort = scheduler.context.abort.child()
-    handle = RunHandle(calls, abort, events)
-    executor = scheduler.streaming_executor(abort=abort, events=events)
-
-    async def feed() -> list[CallOutcome]:
-        try:
-            for index, block in enumerate(blocks):
-                if index and delay > 0 and not abort.aborted:
-                    try:
-                        await asyncio.wait_for(abort.wait(), delay)
-                    except asyncio.TimeoutError:
-                        pass
-                executor.add_tool(block)  # after an abort, the rest still get (cancelled) results
-            async for _update in executor.get_remaining_results():
-                pass
-            await executor.aclose()
-        finally:
-            scheduler.last_trace = handle.trace
-        handle.outcomes = executor.outcomes()
-        return handle.outcomes
-
-    handle.task = asyncio.ensure_future(feed())
-    return handle
+__all__ = ["NotebookRun", "TimelineView"]
 
 
 class TimelineView:

@@ -9,7 +9,6 @@ the scheduling itself is the scheduler's.
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import os
 from typing import Any, Mapping
@@ -17,14 +16,14 @@ from typing import Any, Mapping
 from ..permissions import ApprovalBroker, PermissionConfigError, Permissions, policy_from_env
 from ..permissions.modes import MODES
 from ..registry import ToolRegistry
-from ..scheduling import Scheduler
+from ..scheduling import DEFAULT, Scheduler
 from ..scheduling.concurrency import max_tool_use_concurrency
 from ..tool import USER_ABORT, Tool
 from .cellparse import IdMaker, parse_cell
 from .interrupt import InterruptGuard
 from .panel import RunPanel
 from .pump import Handoff, UIPump
-from .run import NotebookRun, TimelineView, submit_streaming
+from .run import NotebookRun, TimelineView
 
 __all__ = ["NotebookSession", "POLICIES", "SessionError", "tool_rows"]
 
@@ -68,6 +67,8 @@ class NotebookSession:
         self.registry = registry
         self.scheduler = Scheduler(self.registry, permissions=self.permissions, hooks=self.permissions.hooks,
                                    approver=self.broker, cwd=self.cwd)
+        self.context = self.scheduler.context  # where the next run starts; each run hands back its own
+        self.max_concurrency = self.scheduler.max_concurrency
         self.pump = UIPump(self.loop, rate)
         self.handoff = Handoff(self.loop)
         self.make_id = IdMaker()
@@ -103,13 +104,31 @@ class NotebookSession:
         policy: str | None = None,
         label: str | None = None,
     ) -> NotebookRun:
-        """Start the run as a task on the kernel loop and return it with its live panel."""
+        """Start the run as a task on the kernel loop and return it with its live panel.
+
+        The session passes its settings (and this cell's overrides) to the scheduler for
+        this run only, and keeps the context the run ends with for the next cell.
+        """
         self._check_open()
         if delay < 0:
             raise SessionError(f"--delay must be zero or more seconds, got {delay}")
-        scheduler, broker, finish = self._scheduler_for(mode, max_concurrency, policy)
-        handle = submit_streaming(scheduler, blocks, delay) if stream else scheduler.submit(blocks)
-        for number, batch in enumerate(scheduler.partition(blocks), 1):
+        if mode is not None and mode not in MODES:
+            raise SessionError(f"unknown permission mode {mode!r}; use one of {', '.join(MODES)}")
+        if max_concurrency is not None and max_concurrency < 1:
+            raise SessionError(f"--max-concurrency must be 1 or more, got {max_concurrency}")
+        broker = self.broker
+        if policy is not None and _broker_policy(policy) != "interactive":
+            broker = ApprovalBroker(_broker_policy(policy))  # type: ignore[arg-type]
+        handle = self.scheduler.submit(
+            blocks,
+            mode=mode if mode is not None else DEFAULT,
+            max_concurrency=max_concurrency if max_concurrency is not None else self.max_concurrency,
+            approver=broker,
+            context=self.context,
+            stream_delay=delay if stream else None,
+            cancel_on_shell_error=stream,  # streamed, it behaves as a streaming executor does
+        )
+        for number, batch in enumerate(self.scheduler.partition(blocks), 1):
             for call in batch.calls:  # known before anything runs, so queued rows show it
                 state = handle.states.get(call.tool_use_id)
                 if state is not None and not state.batch:
@@ -119,43 +138,18 @@ class NotebookSession:
         run = NotebookRun(handle, panel, blocks, label)
         self.runs.append(run)
         assert handle.task is not None
-        handle.task.add_done_callback(lambda task: self._finished(run, task, finish))
+        handle.task.add_done_callback(lambda task: self._finished(run, task))
         return run
 
-    def _scheduler_for(self, mode: str | None, max_concurrency: int | None, policy: str | None) -> tuple[Scheduler, ApprovalBroker, Any]:
-        """The session's scheduler, or a per-run one sharing its tools, context and rules."""
-        if mode is None and max_concurrency is None and policy is None:
-            return self.scheduler, self.broker, None
-        if mode is not None and mode not in MODES:
-            raise SessionError(f"unknown permission mode {mode!r}; use one of {', '.join(MODES)}")
-        if max_concurrency is not None and max_concurrency < 1:
-            raise SessionError(f"--max-concurrency must be 1 or more, got {max_concurrency}")
-        broker = self.broker
-        if policy is not None and _broker_policy(policy) != "interactive":
-            broker = ApprovalBroker(_broker_policy(policy))  # type: ignore[arg-type]
-        perms = copy.copy(self.permissions)  # shares the rules, so "Always allow" still sticks
-        if mode is not None:
-            perms.mode = mode
-        perms.approver = broker
-        base = self.scheduler
-        scheduler = Scheduler(self.registry, permissions=perms, hooks=base.hooks, approver=broker,
-                              max_concurrency=max_concurrency or base.max_concurrency, context=base.context)
-
-        def finish() -> None:  # the session carries on from where this run left the context
-            base.context = scheduler.context
-            base.last_trace = scheduler.last_trace
-
-        return scheduler, broker, finish
-
-    def _finished(self, run: NotebookRun, task: asyncio.Future[Any], finish: Any) -> None:
+    def _finished(self, run: NotebookRun, task: asyncio.Future[Any]) -> None:
         if task.cancelled():
             run.panel.failure = "the run was cancelled"
         elif task.exception() is not None:
             err = task.exception()
             run.panel.failure = f"{type(err).__name__}: {err}"
             log.error("a toolcall run failed", exc_info=err)
-        if finish is not None:
-            finish()
+        if run.handle.context is not None:  # the next cell goes on from where this run left the context
+            self.context = run.handle.context.for_call("", self.context.abort)
         self.pump.mark(run.panel)
 
     @property
@@ -188,7 +182,7 @@ class NotebookSession:
     def set_concurrency(self, value: int) -> None:
         if value < 1:
             raise SessionError(f"the concurrency cap must be 1 or more, got {value}")
-        self.scheduler.max_concurrency = max_tool_use_concurrency(value)
+        self.max_concurrency = max_tool_use_concurrency(value)
 
     def set_policy(self, policy: str) -> None:
         self.broker.policy = _broker_policy(policy)  # type: ignore[assignment]
@@ -240,7 +234,7 @@ class NotebookSession:
         lines = [
             f"mode: {perms.mode}",
             f"approval policy: {'ask' if self.broker.policy == 'interactive' else self.broker.policy}",
-            f"max concurrency: {self.scheduler.max_concurrency}",
+            f"max concurrency: {self.max_concurrency}",
             f"cwd: {self.cwd}",
         ]
         lines += [f"{b} rules: {', '.join(v) if v else '(none)'}" for b, v in rules.items()]

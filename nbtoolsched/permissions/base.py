@@ -38,6 +38,7 @@ class PermissionRequest:
     # The scheduler's approver for this run (wrapped so the run can show "awaiting
     # approval"); a gate that needs to ask a person uses it before its own default.
     approver: Any = None
+    mode: str | None = None  # this run's permission mode, when it overrides the gate's
 
 
 @runtime_checkable

@@ -195,20 +195,21 @@ class Permissions:
 
     # -- the gate ------------------------------------------------------------------------------
     async def decide(self, request: PermissionRequest) -> Decision:
-        explanation = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision)
+        mode = check_mode(request.mode) if request.mode else self._mode  # a run may override the mode
+        explanation = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
         decision = explanation.decision
         if decision.behavior == "allow":
             self.denials.record_allow()
             return decision
         if decision.behavior == "deny":
             return decision
-        return await self._settle_ask(request, decision, explanation)
+        return await self._settle_ask(request, decision, explanation, mode)
 
-    async def _settle_ask(self, request: PermissionRequest, decision: Decision, explanation: Explanation) -> Decision:
+    async def _settle_ask(self, request: PermissionRequest, decision: Decision, explanation: Explanation, mode: Mode) -> Decision:
         tool = request.tool
-        if self._mode == "dontAsk":
+        if mode == "dontAsk":
             return _dont_ask(tool.name, decision)
-        if self._mode == "auto":
+        if mode == "auto":
             settled = await self._auto(request, decision)
             if settled is not None:
                 return settled
@@ -317,7 +318,10 @@ class Permissions:
             return own if own.reason else replace(own, reason=DecisionReason("tool", f"{facts.tool.name}'s own check allows it"))
         return builtin if builtin.message or builtin.suggestions else own
 
-    async def _evaluate(self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, hook: Decision | None) -> Explanation:
+    async def _evaluate(
+        self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, hook: Decision | None, mode: Mode | None = None
+    ) -> Explanation:
+        mode = mode or self._mode
         out = Explanation(tool.name, "ask", Decision.ask(_ask_text(tool)))
         steps = out.steps
 
@@ -340,11 +344,11 @@ class Permissions:
                 f"tool-wide deny rule {rule.text} matched",
             )
         steps.append("no tool-wide deny rule")
-        own = await self._own_check(self._facts(tool, input, parsed, ctx), ctx)
+        own = await self._own_check(self._facts(tool, input, parsed, ctx, mode), ctx)
         steps.append(f"the tool's own check ({tool_kind(tool)}): {own.behavior}" + (f" — {own.reason.describe()}" if own.reason else ""))
         if own.behavior == "deny":
             return done(own, "the tool's own check denied it")
-        if self._mode == "plan" and not _read_only(tool, parsed):
+        if mode == "plan" and not _read_only(tool, parsed):
             return done(
                 Decision.deny(
                     f"Plan mode allows only read-only tools, and this {tool.name} call can change things. Finish the plan and present it instead.",
@@ -364,7 +368,7 @@ class Permissions:
             return done(hook, "a PreToolUse hook allowed it and no rule objected")
         if hook is not None and hook.behavior == "ask":
             return done(hook, "a PreToolUse hook asked for approval")
-        if self._mode == "bypassPermissions":
+        if mode == "bypassPermissions":
             return done(Decision.allow(None, DecisionReason("mode", "bypassPermissions allows it")), "bypassPermissions mode")
         rule = self.rules.tool_wide("allow", tool.name, tool.aliases)
         if rule is not None:

@@ -1,44 +1,27 @@
-"""Running one prepared call with its events: shared by both schedulers."""
+"""Running one prepared call with its events, and the rules every path shares."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from ..execution import CallOutcome, CallPipeline, PreparedCall
-from ..execution.pipeline import synthetic_outcome
-from ..tool import INTERRUPT, ToolContext
+from ..tool import ToolContext
 from .trace import RunEvents
 
-__all__ = ["apply_modifier", "cancel_running", "ensure_outcome", "execute_call", "should_cancel"]
+__all__ = ["apply_modifier", "execute_call", "should_cancel", "traced_approver"]
 
 
 async def execute_call(pipeline: CallPipeline, call: PreparedCall, ctx: ToolContext, events: RunEvents, batch: int) -> CallOutcome:
+    """The pipeline for one call, announcing its start and any wait for a person."""
     if events:
         events.emit("started", call.tool_use_id, call.name, batch)
     approver = traced_approver(pipeline.approver, call, events, batch) if events and pipeline.approver else None
-    outcome = await pipeline.run(call, ctx, approver)
-    if events:
-        events.emit("finished", call.tool_use_id, call.name, batch, outcome, status=outcome.status, is_error=outcome.is_error)
-    return outcome
+    return await pipeline.run(call, ctx, approver)
 
 
 def should_cancel(call: PreparedCall, reason: str) -> bool:
     """An interrupt (a new user message) stops only tools that declared "cancel"."""
-    return reason != INTERRUPT or call.interrupt_behavior == "cancel"
-
-
-def ensure_outcome(outcome: CallOutcome | None, call: PreparedCall, reason: str | None, started: bool) -> CallOutcome:
-    """Never leave a call unanswered: a missing outcome becomes a synthetic one."""
-    if outcome is not None:
-        return outcome
-    return synthetic_outcome(call, reason, started=started)
-
-
-def cancel_running(running: dict[str, tuple[asyncio.Future[object], PreparedCall]], reason: str, skip: str = "") -> None:
-    for tool_use_id, (task, call) in list(running.items()):
-        if tool_use_id != skip and should_cancel(call, reason):
-            task.cancel()
+    return call.stops_for(reason)
 
 
 def apply_modifier(context: ToolContext, outcome: CallOutcome) -> ToolContext:

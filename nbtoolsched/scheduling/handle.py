@@ -73,6 +73,7 @@ class RunHandle:
             self.states[key] = CallState(call.tool_use_id, call.name, call.input)
             self.order.append(key)
         self.outcomes: list[CallOutcome] | None = None
+        self.context: Any = None  # the ToolContext the run ended with (after every modifier)
         self.state: Any = None  # a RunState to resume from, when approvals were deferred
         self.task: asyncio.Task[list[CallOutcome]] | None = None
         self._listeners: list[Callable[[TraceEvent], None]] = []
@@ -91,6 +92,10 @@ class RunHandle:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     # -- results -------------------------------------------------------------------------
+    def finish(self, outcomes: list[CallOutcome], context: Any, state: Any) -> None:
+        """Called by the scheduler when the run has ended."""
+        self.outcomes, self.context, self.state = outcomes, context, state
+
     def done(self) -> bool:
         return self.outcomes is not None
 

@@ -1,31 +1,60 @@
 """The public face of the scheduling core: ``Scheduler``.
 
-It ties a registry, a permission gate, hooks and an approver to the two schedulers
-(batch ``run_tools`` and the streaming executor) and hands out the ways to use them:
-``run`` (results), ``stream`` (events as they happen), ``submit`` (a live handle),
-``streaming_executor`` (start tools while a response streams).
+A Scheduler is configuration, httpx-style: a registry, a permission gate, hooks, an
+approver, a concurrency cap and a starting context. Each way to run takes per-run
+overrides (``mode``, ``max_concurrency``, ``approver``, ``context``) and hands back what
+the run produced, its final context and its trace included; runs never change the
+scheduler (only ``last_trace`` remembers the latest run, for a quick look).
+
+All of them drive the one engine (``StreamingToolExecutor``):
+``run`` (results), ``run_outcomes`` (everything), ``stream`` (events as they happen),
+``submit`` (a live handle), ``streaming_executor`` (feed blocks while a response streams).
+
+``cancel_on_shell_error``: when a shell call fails, are its siblings stopped? Claude Code
+does so in its streaming executor and not in its batch path, and so do we by default:
+True for ``streaming_executor``, False for the batch-style methods. The Agent passes the
+same value on both of its paths, so a turn ends the same way streamed or not.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import os
 from typing import Any, AsyncIterator, Iterable, Mapping
 
 from ..execution import CallOutcome, CallPipeline, PreparedCall, discovered_tools, prepare_calls
-from ..messages import ProgressEvent, ResultEvent, SchedulerEvent, ToolResultBlock
+from ..messages import ContextEvent, ProgressEvent, ResultEvent, SchedulerEvent, ToolResultBlock
 from ..permissions.base import HookRunner, PermissionGate
 from ..registry import ToolRegistry
 from ..tool import AbortSignal, ToolContext
-from .batch import ToolRunResult, run_tools
+from .batch import ToolRunResult
 from .concurrency import max_tool_use_concurrency, running_loop
 from .handle import RunHandle
 from .partition import Batch, partition_prepared
 from .resume import RunState, resumed_approver
 from .streaming import StreamingToolExecutor
-from .trace import RunEvents, Trace, TraceEvent
+from .trace import RunEvents, Trace
 
-__all__ = ["Scheduler"]
+__all__ = ["Scheduler", "DEFAULT", "Default"]
+
+
+class Default(enum.Enum):
+    """The type of ``DEFAULT``: "use the scheduler's own setting" for a per-run option."""
+
+    DEFAULT = "DEFAULT"
+
+
+DEFAULT = Default.DEFAULT
+
+
+class _Run:
+    """What one run uses: the scheduler's settings with this run's overrides applied."""
+
+    __slots__ = ("pipeline", "cap", "context")
+
+    def __init__(self, pipeline: CallPipeline, cap: int, context: ToolContext) -> None:
+        self.pipeline, self.cap, self.context = pipeline, cap, context
 
 
 class Scheduler:
@@ -42,22 +71,27 @@ class Scheduler:
         session_dir: str | os.PathLike[str] | None = None,
         record_trace: bool = True,
     ) -> None:
-        self.registry = registry if registry is not None else ToolRegistry()
+        base = registry if registry is not None else ToolRegistry()
+        hides = getattr(permissions, "hides", None)
+        # A view: the gate's blanket denials hide tools for this scheduler only, and tools
+        # registered later on ``base`` still show up.
+        self.registry = base.view(hidden=hides) if callable(hides) else base
         self.permissions = permissions
-        if permissions is not None and hasattr(permissions, "hides"):
-            self.registry.hidden = permissions.hides
         # Settings files bring hooks and an approver with the rules; explicit arguments win.
         approver = approver if approver is not None else getattr(permissions, "approver", None)
         hooks = hooks if hooks is not None else getattr(permissions, "hooks", None)
         self.pipeline = CallPipeline(permissions, hooks, approver)
         self.max_concurrency = max_tool_use_concurrency(max_concurrency)
-        self.context = context or ToolContext(cwd, registry=self.registry, session_dir=session_dir)
-        if self.context.registry is None:
-            self.context.registry = self.registry
-        if self.context.permission_context is None:
-            self.context.permission_context = permissions  # tools may consult the mode and rules
+        if context is None:
+            context = ToolContext(cwd, registry=self.registry, session_dir=session_dir, permission_context=permissions)
+        else:
+            context = context.replace(
+                registry=context.registry if context.registry is not None else self.registry,
+                permission_context=context.permission_context if context.permission_context is not None else permissions,
+            )
+        self.context = context  # where runs start unless they bring their own
         self.events = RunEvents()  # scheduler-wide listeners see every run
-        self.record_trace = record_trace  # keep each run's trace in ``last_trace``
+        self.record_trace = record_trace  # keep each run's trace (bounded) in ``last_trace``
         self.last_trace: Trace | None = None
 
     # -- pieces ---------------------------------------------------------------------------
@@ -69,49 +103,101 @@ class Scheduler:
     def approver(self) -> Any:
         return self.pipeline.approver
 
-    @approver.setter
-    def approver(self, value: Any) -> None:
-        self.pipeline.approver = value
-
-    def prepare(self, blocks: Iterable[Any]) -> list[PreparedCall]:
-        if isinstance(blocks, (dict, str, bytes)):
-            raise TypeError("blocks must be a list of tool_use blocks, not a single " + type(blocks).__name__)
-        return prepare_calls(list(blocks), self.registry, discovered=discovered_tools(self.context.messages))
+    def prepare(self, blocks: Iterable[Any], *, context: ToolContext | None = None) -> list[PreparedCall]:
+        """Each block checked once (shape, tool, input), in order; what partition and run use."""
+        items = _block_list(blocks)
+        messages = (context or self.context).messages
+        return prepare_calls(items, self.registry, discovered=discovered_tools(messages))
 
     def partition(self, blocks: Iterable[Any]) -> list[Batch]:
         return partition_prepared(self.prepare(blocks))
 
-    def _run_context(self, abort: AbortSignal | None) -> ToolContext:
-        return self.context.for_call("", (abort or self.context.abort).child())
+    def _resolve(
+        self,
+        mode: str | None | Default,
+        max_concurrency: int | None | Default,
+        approver: Any,
+        context: ToolContext | None | Default,
+        abort: AbortSignal | None,
+    ) -> _Run:
+        pipeline = self.pipeline
+        if mode is not DEFAULT or approver is not DEFAULT:
+            pipeline = pipeline.with_options(
+                mode=None if mode is DEFAULT else mode,
+                approver=pipeline.approver if approver is DEFAULT else approver,
+            )
+        cap = self.max_concurrency if max_concurrency is DEFAULT else max_tool_use_concurrency(max_concurrency)
+        start = self.context if context is DEFAULT or context is None else context
+        return _Run(pipeline, cap, start.for_call("", (abort or start.abort).child()))
 
     def _run_events(self, *extra: Any) -> RunEvents:
-        events = RunEvents()
-        events.listeners.extend(self.events.listeners)
-        events.listeners.extend(extra)
-        return events
+        return RunEvents([*self.events.listeners, *extra])
+
+    def _executor(self, run: _Run, events: RunEvents, **options: Any) -> StreamingToolExecutor:
+        return StreamingToolExecutor(
+            self.registry, run.pipeline, run.context, cap=run.cap, events=events,
+            discovered=discovered_tools(run.context.messages), **options,
+        )
+
+    def _new_trace(self) -> Trace | None:
+        return Trace() if self.record_trace else None
 
     # -- ways to run ------------------------------------------------------------------------
+    async def run(
+        self,
+        blocks: Iterable[Any],
+        *,
+        mode: str | None | Default = DEFAULT,
+        max_concurrency: int | None | Default = DEFAULT,
+        approver: Any = DEFAULT,
+        context: ToolContext | None | Default = DEFAULT,
+        abort: AbortSignal | None = None,
+        cancel_on_shell_error: bool = False,
+    ) -> list[ToolResultBlock]:
+        """One tool_result per block, in block order. Never raises for a bad block or tool."""
+        result = await self.run_outcomes(
+            blocks, mode=mode, max_concurrency=max_concurrency, approver=approver, context=context, abort=abort,
+            cancel_on_shell_error=cancel_on_shell_error,
+        )
+        return [o.result for o in result.outcomes]
+
     async def run_outcomes(
-        self, blocks: Iterable[Any], *, abort: AbortSignal | None = None, events: RunEvents | None = None
+        self,
+        blocks: Iterable[Any],
+        *,
+        mode: str | None | Default = DEFAULT,
+        max_concurrency: int | None | Default = DEFAULT,
+        approver: Any = DEFAULT,
+        context: ToolContext | None | Default = DEFAULT,
+        abort: AbortSignal | None = None,
+        cancel_on_shell_error: bool = False,
+        events: RunEvents | None = None,
     ) -> ToolRunResult:
-        """Run a batch; every outcome (result, status, attachments) in block order."""
-        blocks = list(blocks) if not isinstance(blocks, (dict, str, bytes)) else blocks
-        calls = self.prepare(blocks)
-        ctx = self._run_context(abort)
-        trace = Trace()
-        extra = [trace.record] if self.record_trace else []
-        run_events = RunEvents([*events.listeners, *extra], events.clock) if events is not None else self._run_events(*extra)
-        result = await run_tools(calls, self.pipeline, ctx, cap=self.max_concurrency, events=run_events)
-        self.last_trace = trace if self.record_trace else None
-        self.context = result.context.for_call("", self.context.abort)
-        result.state = RunState.capture(blocks, calls, result.outcomes)  # type: ignore[arg-type]
-        return result
+        """Run a batch: every outcome in block order, the final context, the trace, and a
+        ``RunState`` to resume from when approvals were deferred."""
+        items = _block_list(blocks)
+        run = self._resolve(mode, max_concurrency, approver, context, abort)
+        calls = self.prepare(items, context=run.context)
+        trace = self._new_trace()
+        listeners = [*(events.listeners if events is not None else self._run_events().listeners)]
+        if trace is not None:
+            listeners.append(trace.record)
+        executor = self._executor(run, RunEvents(listeners, events.clock if events is not None else None),
+                                  cancel_on_shell_error=cancel_on_shell_error)
+        async with executor:
+            for call in calls:
+                executor.add_prepared(call)
+        if trace is not None:
+            self.last_trace = trace
+        outcomes = executor.outcomes()
+        return ToolRunResult(outcomes, executor.context, RunState.capture(items, calls, outcomes), trace)
 
     async def resume(
         self,
         state: RunState | dict[str, Any],
         answers: Mapping[str, Any],
         *,
+        context: ToolContext | None | Default = DEFAULT,
         abort: AbortSignal | None = None,
     ) -> ToolRunResult:
         """Go on with a run that stopped for approvals: finished calls are not run again.
@@ -120,11 +206,8 @@ class Scheduler:
         with no answer are asked through the usual approver (or deferred again).
         """
         saved = state if isinstance(state, RunState) else RunState.from_dict(state)
-        todo = saved.blocks_to_run()
-        pipeline = CallPipeline(self.pipeline.gate, self.pipeline.hooks, resumed_approver(answers, self.pipeline.approver))
-        calls = self.prepare(todo)
-        ctx = self._run_context(abort)
-        result = await run_tools(calls, pipeline, ctx, cap=self.max_concurrency, events=self._run_events())
+        approver = resumed_approver(answers, self.pipeline.approver)
+        result = await self.run_outcomes(saved.blocks_to_run(), approver=approver, context=context, abort=abort)
         fresh = {o.tool_use_id: o for o in result.outcomes}
         merged: list[CallOutcome] = []
         for block in saved.blocks:
@@ -133,69 +216,114 @@ class Scheduler:
                 merged.append(fresh[key])
             elif key in saved.results:
                 merged.append(CallOutcome(key, str(block.get("name", "?")), saved.finished_result(key), "completed"))
-        merged_result = ToolRunResult(merged, result.context, RunState.capture(saved.blocks, self.prepare(saved.blocks), merged))
-        self.context = result.context.for_call("", self.context.abort)
-        return merged_result
+        state_after = RunState.capture(saved.blocks, self.prepare(saved.blocks), merged)
+        return ToolRunResult(merged, result.context, state_after, result.trace)
 
-    async def run(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> list[ToolResultBlock]:
-        """One tool_result per block, in block order. Never raises for a bad block or tool."""
-        result = await self.run_outcomes(blocks, abort=abort)
-        return [o.result for o in result.outcomes]
+    async def stream(
+        self,
+        blocks: Iterable[Any],
+        *,
+        mode: str | None | Default = DEFAULT,
+        max_concurrency: int | None | Default = DEFAULT,
+        approver: Any = DEFAULT,
+        context: ToolContext | None | Default = DEFAULT,
+        abort: AbortSignal | None = None,
+        cancel_on_shell_error: bool = False,
+    ) -> AsyncIterator[SchedulerEvent]:
+        """Progress and results as they happen (results in the engine's order: a finished
+        safe call may come before a safe one still running), and a ``ContextEvent`` each
+        time context modifiers changed the tool context. The consumer sets the pace: the
+        engine holds only what running calls said since they were last read."""
+        items = _block_list(blocks)
+        run = self._resolve(mode, max_concurrency, approver, context, abort)
+        calls = self.prepare(items, context=run.context)
+        executor = self._executor(run, self._run_events(), cancel_on_shell_error=cancel_on_shell_error)
+        async with executor:
+            for call in calls:
+                executor.add_prepared(call)
+            seen = executor.context
+            async for update in executor.get_remaining_results():
+                yield update if isinstance(update, ProgressEvent) else _result_event(update)
+                if executor.context is not seen:
+                    seen = executor.context
+                    yield ContextEvent(seen)
 
-    async def stream(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> AsyncIterator[SchedulerEvent]:
-        """Progress and results as they happen; results in completion order."""
-        queue: asyncio.Queue[SchedulerEvent | None] = asyncio.Queue()
+    def submit(
+        self,
+        blocks: Iterable[Any],
+        *,
+        mode: str | None | Default = DEFAULT,
+        max_concurrency: int | None | Default = DEFAULT,
+        approver: Any = DEFAULT,
+        context: ToolContext | None | Default = DEFAULT,
+        abort: AbortSignal | None = None,
+        cancel_on_shell_error: bool = False,
+        stream_delay: float | None = None,
+    ) -> RunHandle:
+        """Start the run as a task on the running loop and return its live handle at once.
 
-        def forward(event: TraceEvent) -> None:
-            if event.kind == "progress":
-                queue.put_nowait(ProgressEvent(event.tool_use_id, event.tool_name, event.data.get("data"), event.time))
-            elif event.kind == "finished" and event.outcome is not None:
-                queue.put_nowait(_result_event(event.outcome))
-
-        task = asyncio.ensure_future(self.run_outcomes(blocks, abort=abort, events=self._run_events(forward)))
-        task.add_done_callback(lambda _: queue.put_nowait(None))
-        try:
-            while (item := await queue.get()) is not None:
-                yield item
-            task.result()  # surface a bug in the run instead of ending quietly
-        finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.wait([task])
-
-    def submit(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> RunHandle:
-        """Start the run as a task on the running loop and return its live handle at once."""
+        ``stream_delay`` hands the blocks over one by one, that many seconds apart, as a
+        model streaming its answer would (the calls start as their blocks arrive).
+        """
         running_loop("Scheduler.submit()")
-        blocks = list(blocks) if not isinstance(blocks, (dict, str, bytes)) else blocks
-        calls = self.prepare(blocks)
-        ctx = self._run_context(abort)
+        items = _block_list(blocks)
+        if stream_delay is not None and stream_delay < 0:
+            raise ValueError(f"stream_delay must be zero or more seconds, got {stream_delay}")
+        run = self._resolve(mode, max_concurrency, approver, context, abort)
+        calls = self.prepare(items, context=run.context)
         events = self._run_events()
-        handle = RunHandle(calls, ctx.abort, events)
+        handle = RunHandle(calls, run.context.abort, events)
+        executor = self._executor(run, events, cancel_on_shell_error=cancel_on_shell_error)
 
         async def go() -> list[CallOutcome]:
-            trace = handle.trace
             try:
-                result = await run_tools(calls, self.pipeline, ctx, cap=self.max_concurrency, events=events)
+                async with executor:
+                    for index, call in enumerate(calls):
+                        if index and stream_delay and not run.context.abort.aborted:
+                            await _sleep_unless_aborted(run.context.abort, stream_delay)
+                        executor.add_prepared(call)  # after an abort, the rest still get (stopped) results
             finally:
-                self.last_trace = trace
-            handle.state = RunState.capture(blocks, calls, result.outcomes)
-            handle.outcomes = result.outcomes
-            self.context = result.context.for_call("", self.context.abort)
-            return result.outcomes
+                self.last_trace = handle.trace
+            handle.finish(executor.outcomes(), executor.context, RunState.capture(items, calls, executor.outcomes()))
+            return executor.outcomes()
 
         handle.task = asyncio.ensure_future(go())
         return handle
 
-    def streaming_executor(self, *, abort: AbortSignal | None = None, events: RunEvents | None = None) -> StreamingToolExecutor:
-        """An executor to feed with ``add_tool`` while a model's answer streams."""
-        return StreamingToolExecutor(
-            self.registry,
-            self.pipeline,
-            self._run_context(abort),
-            cap=self.max_concurrency,
-            events=events if events is not None else self._run_events(),
-            discovered=discovered_tools(self.context.messages),
+    def streaming_executor(
+        self,
+        *,
+        mode: str | None | Default = DEFAULT,
+        max_concurrency: int | None | Default = DEFAULT,
+        approver: Any = DEFAULT,
+        context: ToolContext | None | Default = DEFAULT,
+        abort: AbortSignal | None = None,
+        cancel_on_shell_error: bool = True,
+        events: RunEvents | None = None,
+    ) -> StreamingToolExecutor:
+        """An executor to feed with ``add_tool`` while a model's answer streams.
+
+        Use it as ``async with scheduler.streaming_executor() as ex:``.
+        """
+        run = self._resolve(mode, max_concurrency, approver, context, abort)
+        return self._executor(run, events if events is not None else self._run_events(), cancel_on_shell_error=cancel_on_shell_error)
+
+
+async def _sleep_unless_aborted(signal: AbortSignal, seconds: float) -> None:
+    try:
+        await asyncio.wait_for(signal.wait(), seconds)
+    except asyncio.TimeoutError:
+        pass
+
+
+def _block_list(blocks: Any) -> list[Any]:
+    """The blocks as a list, or a clear error for something that is not a list of blocks."""
+    if isinstance(blocks, (dict, str, bytes)) or not isinstance(blocks, Iterable):
+        raise TypeError(
+            "blocks must be a list of tool_use blocks (dicts or ToolUseBlock), "
+            f"got {'a single ' if isinstance(blocks, dict) else ''}{type(blocks).__name__}"
         )
+    return list(blocks)
 
 
 def _result_event(outcome: CallOutcome) -> ResultEvent:

@@ -1,13 +1,28 @@
-"""The streaming executor: tools start while the model's answer is still streaming.
+"""The engine: every tool call runs through it, whether blocks stream in or arrive at once.
 
-Each tool_use block is handed over the moment it is complete. A concurrency-safe tool
-starts at once if only safe tools are running (and the cap allows); an unsafe tool
-waits for everything before it and holds back everything after it. Progress is passed
-on at once; results come out in block order, except that a safe tool finished early
-may overtake a safe tool still running before it (never across an unsafe one).
+Each tool_use block is handed over the moment it is complete (``add_tool``). A
+concurrency-safe call starts at once if only safe calls are running and the cap allows;
+an unsafe call waits for everything before it and holds back everything after it.
+Progress is passed on at once; results come out in block order, except that a safe call
+finished early may overtake a safe call still running before it (never across an unsafe
+one). A batch run (``Scheduler.run``) is the same engine: add every block, then drain.
+
+Context modifiers: an unsafe call's applies the moment it finishes, so the next call sees
+it; the modifiers of a run of consecutive safe calls (a batch) apply in block order once
+that batch is closed (a later block is unsafe, or no more blocks come) and all its calls
+have finished. That holds however the blocks arrive, so streaming and batch runs end in
+the same state. (Claude Code's streaming executor drops safe calls' modifiers; its batch
+path applies them as we do. We apply them on every path.)
 
 When a shell tool fails (a real failure: grep finding nothing is not one), its running
-siblings are cancelled and told which call failed and that the user did not interrupt.
+siblings are stopped, and calls not yet started never start; each is told which call
+failed and that the user did not interrupt (as in Claude Code's streaming executor).
+
+Lifetimes: the executor is an async context manager around an ``asyncio.TaskGroup``;
+every call is a task of that group, so none outlives the ``async with`` block. The abort
+tree (query -> siblings -> call) is only the *reason* a call stopped: the text the model
+reads. A call either returns its outcome or ends cancelled; ``stopped_outcome`` (the one
+place) turns "ended by an abort" into a result.
 """
 
 from __future__ import annotations
@@ -15,21 +30,24 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, AsyncIterator, Iterator, Literal, Union
 
-from ..execution import CallOutcome, CallPipeline, PreparedCall, prepare_call
-from ..execution.pipeline import error_outcome, synthetic_outcome
+from ..execution import CallOutcome, CallPipeline, PreparedCall, prepare_call, stopped_outcome
+from ..execution.pipeline import error_outcome
+from ..execution.results import error_result
 from ..messages import ProgressEvent
 from ..registry import ToolRegistry
-from ..tool import INTERRUPT, SIBLING_ERROR, STREAMING_FALLBACK, AbortSignal, ToolContext
+from ..tool import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortSignal, ToolContext
 from .calls import apply_modifier, execute_call, should_cancel
 from .concurrency import max_tool_use_concurrency, running_loop
 from .trace import RunEvents
 
-__all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState"]
+__all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFTER_DEFERRAL"]
 
 ToolState = Literal["queued", "executing", "completed", "yielded"]
 Update = Union[ProgressEvent, CallOutcome]
+NOT_STARTED_AFTER_DEFERRAL = "Not run yet: an earlier call in this batch is waiting for approval."
 
 
 @dataclass(slots=True)
@@ -38,6 +56,7 @@ class TrackedTool:
     batch: int
     status: ToolState = "queued"
     task: asyncio.Task[None] | None = None
+    begun: bool = False  # the task has started running our code (cancelling it is safe)
     abort: AbortSignal | None = None
     outcome: CallOutcome | None = None
     pending_progress: deque[ProgressEvent] = field(default_factory=deque)
@@ -47,7 +66,25 @@ class TrackedTool:
         return self.call.safe
 
 
+@dataclass(slots=True)
+class _Batch:
+    """Consecutive safe calls (or one unsafe call): the unit context modifiers wait for."""
+
+    number: int
+    safe: bool
+    calls: list[TrackedTool] = field(default_factory=list)
+    unfinished: int = 0
+    sealed: bool = False  # no more calls can join it
+    applied: bool = False  # its modifiers are in the context
+
+
 class StreamingToolExecutor:
+    """Feed it tool_use blocks with ``add_tool``; drain results with ``get_remaining_results``.
+
+    Use it as ``async with scheduler.streaming_executor() as ex: ...``: leaving the block
+    waits for every call (or, on an error or cancellation, stops them) so no task is left.
+    """
+
     def __init__(
         self,
         registry: ToolRegistry,
@@ -57,6 +94,8 @@ class StreamingToolExecutor:
         cap: int | None = None,
         events: RunEvents | None = None,
         discovered: set[str] | None = None,
+        cancel_on_shell_error: bool = True,
+        stop_after_deferred: bool = True,
     ) -> None:
         self.registry = registry
         self.pipeline = pipeline
@@ -64,15 +103,20 @@ class StreamingToolExecutor:
         self.cap = max_tool_use_concurrency(cap)
         self.events = events if events is not None else RunEvents()
         self.discovered = discovered
+        self.cancel_on_shell_error = cancel_on_shell_error
+        self.stop_after_deferred = stop_after_deferred
         self.tools: list[TrackedTool] = []
         self._by_id: dict[str, TrackedTool] = {}
         self._seen_ids: set[str] = set()
         self.siblings = ctx.abort.child()  # aborting it stops the siblings, never the query
         self.errored_description: str | None = None
         self.discarded = False
+        self._group: asyncio.TaskGroup | None = None
+        self._closed = False  # the async with block was left
+        self._input_done = False  # no more blocks will come
         self._changed = asyncio.Event()
-        self._batch = 0
-        self._last_safe: bool | None = None
+        self._batches: list[_Batch] = []
+        self._halt_after: int | None = None  # a deferral: batches after this one never start
         # Bookkeeping that keeps every step O(cap), not O(calls): the running calls, and
         # where in ``tools`` the first possibly-queued and first not-yet-yielded calls are.
         self._executing: list[TrackedTool] = []
@@ -83,28 +127,111 @@ class StreamingToolExecutor:
         self._walk_again = False
         self._stop_watching = ctx.abort.on_abort(self._on_query_abort)
 
-    # -- feeding ----------------------------------------------------------------------
+    # -- lifetime ---------------------------------------------------------------------------
+    async def __aenter__(self) -> "StreamingToolExecutor":
+        if self._group is not None or self._closed:
+            raise RuntimeError("a StreamingToolExecutor can be entered only once; make a new one per answer")
+        group = asyncio.TaskGroup()
+        await group.__aenter__()
+        self._group = group
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        group = self._group
+        assert group is not None, "__aexit__ without __aenter__"
+        try:
+            if exc_type is None:
+                try:
+                    async for _ in self.get_remaining_results():
+                        pass  # every call answered before the block is left
+                except BaseException as err:  # cancelled while waiting: stop the calls, then go on
+                    self._stop_all()
+                    await self._leave(group, type(err), err, err.__traceback__)
+                    raise
+            else:
+                self._stop_all()  # the body failed or was cancelled: stop every call
+            return await self._leave(group, exc_type, exc, tb)
+        finally:
+            self._closed = True
+            self._stop_watching()
+            self._answer_unanswered()
+
+    def _stop_all(self) -> None:
+        if not self.context.abort.aborted:
+            self.context.abort.abort(USER_ABORT)
+
+    @staticmethod
+    async def _leave(
+        group: asyncio.TaskGroup, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        """Wait for the group; the body's own exception comes out as it is, not in a group.
+
+        Calls never raise (each ends with an outcome or cancelled), so the group holds
+        more than the body's exception only when there is a bug: then it is raised whole.
+        """
+        try:
+            return await group.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group_error:
+            if exc is not None and list(group_error.exceptions) == [exc]:
+                return False
+            raise
+
+    def _answer_unanswered(self) -> None:
+        """A call whose task never ran our code (cancelled before its first step) gets its result here."""
+        for tracked in self.tools:
+            if tracked.status in ("queued", "executing"):
+                self._complete(tracked, self._stopped(tracked, started=tracked.status == "executing"), walk=False)
+
+    # -- feeding ----------------------------------------------------------------------------
     def add_tool(self, block: Any) -> TrackedTool:
         """Track a complete tool_use block and start it if the rules allow."""
         running_loop("StreamingToolExecutor.add_tool()")
         call = prepare_call(len(self.tools), block, self.registry, seen_ids=self._seen_ids, discovered=self.discovered)
-        if call.safe and self._last_safe:
-            batch = self._batch
-        else:
-            self._batch += 1
-            batch = self._batch
-        self._last_safe = call.safe
-        tracked = TrackedTool(call, batch)
+        return self.add_prepared(call)
+
+    def add_prepared(self, call: PreparedCall) -> TrackedTool:
+        """Track a call that was already prepared (validated once, for partition and run)."""
+        if self._group is None or self._closed:
+            raise RuntimeError(
+                "use the executor as an async context manager: "
+                "`async with scheduler.streaming_executor() as ex: ex.add_tool(block) ...`"
+            )
+        if self._input_done:
+            raise RuntimeError("no more blocks can be added: the executor was told its input is complete")
+        call.index = len(self.tools)
+        batch = self._batch_for(call.safe)
+        tracked = TrackedTool(call, batch.number)
+        batch.calls.append(tracked)
+        batch.unfinished += 1
         self.tools.append(tracked)
         self._by_id.setdefault(call.tool_use_id, tracked)
         if self.events:
-            self.events.emit("queued", call.tool_use_id, call.name, batch, safe=call.safe)
+            self.events.emit("queued", call.tool_use_id, call.name, batch.number, safe=call.safe)
         if call.error is not None:
-            self._finish_without_running(tracked)
-        self._process_queue()
+            self._complete(tracked, error_outcome(call))
+        else:
+            self._process_queue()
         return tracked
 
-    # -- the start rule ---------------------------------------------------------------
+    def _batch_for(self, safe: bool) -> _Batch:
+        last = self._batches[-1] if self._batches else None
+        if safe and last is not None and last.safe and not last.sealed:
+            return last
+        if last is not None:
+            self._seal(last)
+        batch = _Batch(len(self._batches) + 1, safe)
+        self._batches.append(batch)
+        return batch
+
+    def finish_input(self) -> None:
+        """No more blocks will come: the last batch is closed (its modifiers can apply)."""
+        self._input_done = True
+        if self._batches:
+            self._seal(self._batches[-1])
+
+    # -- the start rule ---------------------------------------------------------------------
     def _can_start(self, safe: bool) -> bool:
         executing = self._executing
         return not executing or (safe and all(t.safe for t in executing))
@@ -140,27 +267,34 @@ class StreamingToolExecutor:
                 break  # nothing may jump past a blocked unsafe call
 
     def _abort_reason(self, tracked: TrackedTool) -> str | None:
+        """Why this call must stop (or not start), in Claude Code's order of precedence."""
         if self.discarded:
             return STREAMING_FALLBACK
         if self.errored_description is not None:
             return SIBLING_ERROR
         reason = self.context.abort.reason
-        if reason is None:
-            return None
-        if reason == INTERRUPT and tracked.call.interrupt_behavior != "cancel":
+        if reason is None or not should_cancel(tracked.call, reason):
             return None
         return reason
 
+    def _stopped(self, tracked: TrackedTool, *, started: bool) -> CallOutcome:
+        reason = self._abort_reason(tracked) or (tracked.abort.reason if tracked.abort is not None else None)
+        return stopped_outcome(tracked.call, reason or USER_ABORT, self.errored_description or "", started=started)
+
     def _start(self, tracked: TrackedTool) -> None:
-        reason = self._abort_reason(tracked)
-        if reason is not None:
-            self._complete(tracked, synthetic_outcome(tracked.call, reason, self.errored_description or "", started=False))
+        if self._abort_reason(tracked) is not None:
+            self._complete(tracked, self._stopped(tracked, started=False))
             return
+        if self._halt_after is not None and tracked.batch > self._halt_after:
+            text = NOT_STARTED_AFTER_DEFERRAL
+            self._complete(tracked, CallOutcome(tracked.call.tool_use_id, tracked.call.name,
+                                                error_result(tracked.call.tool_use_id, text), "deferred"))
+            return
+        assert self._group is not None
         tracked.status = "executing"
         self._executing.append(tracked)
         tracked.abort = self.siblings.child(bubble=self._bubble)
-        tracked.task = asyncio.ensure_future(self._execute(tracked))
-        tracked.task.add_done_callback(lambda _: self._ensure_completed(tracked))
+        tracked.task = self._group.create_task(self._execute(tracked))
 
     def _bubble(self, reason: str) -> None:
         """A tool-level abort (a rejected prompt) stops the whole turn, unless a sibling failed."""
@@ -168,69 +302,102 @@ class StreamingToolExecutor:
             self.context.abort.abort(reason)
 
     async def _execute(self, tracked: TrackedTool) -> None:
+        tracked.begun = True
         call = tracked.call
         assert tracked.abort is not None
-        ctx = self.context.for_call(call.tool_use_id, tracked.abort, self._on_progress)
+        ctx = self._context_for(tracked).for_call(call.tool_use_id, tracked.abort, self._on_progress)
         try:
             outcome = await execute_call(self.pipeline, call, ctx, self.events, tracked.batch)
         except asyncio.CancelledError:
-            outcome = synthetic_outcome(call, tracked.abort.reason)
-        if outcome.status == "cancelled" and tracked.abort.reason == SIBLING_ERROR:
-            outcome = synthetic_outcome(call, SIBLING_ERROR, self.errored_description or "")
+            # Ended by an abort (or the whole group stopping): answered here, then the
+            # cancellation goes on, so the task really ends cancelled.
+            self._complete(tracked, self._stopped(tracked, started=True))
+            raise
+        if outcome.status == "cancelled":
+            outcome = self._stopped(tracked, started=True)  # the tool stopped itself for an abort
         self._complete(tracked, outcome)
 
-    def _finish_without_running(self, tracked: TrackedTool) -> None:
-        self._complete(tracked, error_outcome(tracked.call))
+    def _context_for(self, tracked: TrackedTool) -> ToolContext:
+        return self.context
 
-    def _ensure_completed(self, tracked: TrackedTool) -> None:
-        """A task cancelled before its first step never ran our code: answer it here."""
-        if tracked.status == "executing":
-            reason = tracked.abort.reason if tracked.abort is not None else None
-            self._complete(tracked, synthetic_outcome(tracked.call, reason, self.errored_description or ""))
-
-    def _complete(self, tracked: TrackedTool, outcome: CallOutcome) -> None:
+    def _complete(self, tracked: TrackedTool, outcome: CallOutcome, *, walk: bool = True) -> None:
+        if tracked.status in ("completed", "yielded"):
+            return
         if tracked.status == "executing":
             self._executing.remove(tracked)
         tracked.outcome = outcome
         tracked.status = "completed"
         self._ready.add(tracked.call.index)
+        if self.events:
+            call = tracked.call
+            self.events.emit("finished", call.tool_use_id, call.name, tracked.batch, outcome,
+                             status=outcome.status, is_error=outcome.is_error)
         if self._is_shell_failure(tracked, outcome):
             self.errored_description = tracked.call.description
             self._stop_siblings(SIBLING_ERROR)
+        if outcome.status == "deferred" and self.stop_after_deferred and not self.context.abort.aborted:
+            self._halt_after = tracked.batch if self._halt_after is None else min(self._halt_after, tracked.batch)
+        batch = self._batches[tracked.batch - 1]
+        batch.unfinished -= 1
         if not tracked.safe:
-            self.context = apply_modifier(self.context, outcome)
+            self._set_context(apply_modifier(self.context, outcome), batch)
+        else:
+            self._apply_if_closed(batch)
         self._changed.set()
-        if not self.discarded:
+        if walk and not self.discarded and not self._closed:
             self._process_queue()
+
+    def _seal(self, batch: _Batch) -> None:
+        if not batch.sealed:
+            batch.sealed = True
+            self._apply_if_closed(batch)
+
+    def _apply_if_closed(self, batch: _Batch) -> None:
+        """A safe batch's modifiers, in block order, once it is closed and all its calls finished."""
+        if not batch.safe or batch.applied or not batch.sealed or batch.unfinished:
+            return
+        batch.applied = True
+        context = self.context
+        for tracked in batch.calls:
+            if tracked.outcome is not None:
+                context = apply_modifier(context, tracked.outcome)
+        self._set_context(context, batch)
+
+    def _set_context(self, context: ToolContext, batch: _Batch) -> None:
+        if context is not self.context:
+            self.context = context
+            if self.events:
+                self.events.emit("context", batch=batch.number)
 
     def _is_shell_failure(self, tracked: TrackedTool, outcome: CallOutcome) -> bool:
         tool = tracked.call.tool
         return (
-            outcome.is_error
-            and outcome.status != "cancelled"
+            self.cancel_on_shell_error
+            and outcome.is_error
+            and outcome.status not in ("cancelled", "deferred")
             and self.errored_description is None
             and tool is not None
             and bool(getattr(tool, "errors_cancel_siblings", False))
         )
 
-    # -- aborts -------------------------------------------------------------------------
+    # -- aborts -------------------------------------------------------------------------------
     def _on_query_abort(self, reason: str) -> None:
-        for tracked in self._executing:
-            if tracked.task is not None and should_cancel(tracked.call, reason):
+        for tracked in tuple(self._executing):
+            if tracked.task is not None and tracked.begun and should_cancel(tracked.call, reason):
                 tracked.task.cancel()
         self._changed.set()
 
     def _stop_siblings(self, reason: str) -> None:
         """A shell sibling failed, or the answer was discarded: stop everything running."""
         self.siblings.abort(reason)
-        for tracked in self._executing:
-            if tracked.task is not None:
+        for tracked in tuple(self._executing):
+            if tracked.task is not None and tracked.begun:
                 tracked.task.cancel()
         self._changed.set()
 
     def _on_progress(self, tool_use_id: str, data: Any) -> None:
         tracked = self._by_id.get(tool_use_id)
-        if tracked is None:
+        if tracked is None or tracked.status != "executing":
             return
         event = ProgressEvent(tool_use_id, tracked.call.name, data, self.events.clock())
         tracked.pending_progress.append(event)
@@ -245,7 +412,7 @@ class StreamingToolExecutor:
         running = self._executing
         return bool(running) and all(t.call.interrupt_behavior == "cancel" for t in running)
 
-    # -- draining -----------------------------------------------------------------------
+    # -- draining ---------------------------------------------------------------------------
     def get_completed_results(self) -> Iterator[Update]:
         """What is ready now, without waiting: progress always, results in order.
 
@@ -274,7 +441,11 @@ class StreamingToolExecutor:
         return self._unyielded_from
 
     async def get_remaining_results(self) -> AsyncIterator[Update]:
-        """Everything still to come, waiting as needed, until every call is answered."""
+        """Everything still to come, waiting as needed, until every call is answered.
+
+        Calling it says the input is complete: no block can be added afterwards.
+        """
+        self.finish_input()
         while not self.discarded and self._first_unyielded() < len(self.tools):
             self._changed.clear()  # set again by any completion or progress, even during our yields
             self._process_queue()
@@ -290,14 +461,6 @@ class StreamingToolExecutor:
         self.discarded = True
         self._stop_siblings(STREAMING_FALLBACK)
 
-    async def aclose(self) -> None:
-        """Wait until no task of this executor is left running."""
-        tasks = [t.task for t in self.tools if t.task is not None and not t.task.done()]
-        if tasks:
-            await asyncio.wait(tasks)
-        self._stop_watching()
-
     def outcomes(self) -> list[CallOutcome]:
-        """One outcome per added block, in block order (synthetic for any never finished)."""
-        reason = STREAMING_FALLBACK if self.discarded else (self.context.abort.reason or None)
-        return [t.outcome or synthetic_outcome(t.call, reason, started=t.status != "queued") for t in self.tools]
+        """One outcome per added block, in block order (a stopped one for any never finished)."""
+        return [t.outcome or self._stopped(t, started=t.status != "queued") for t in self.tools]

@@ -55,9 +55,9 @@ class RunEvents:
 
     __slots__ = ("listeners", "clock")
 
-    def __init__(self, listeners: Iterable[Listener] = (), clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, listeners: Iterable[Listener] = (), clock: Callable[[], float] | None = None) -> None:
         self.listeners: list[Listener] = list(listeners)
-        self.clock = clock
+        self.clock = clock if clock is not None else time.monotonic
 
     def __bool__(self) -> bool:
         return bool(self.listeners)

@@ -326,7 +326,8 @@ async def test_a_registry_and_an_injected_context_are_accepted(registry: nts.Too
     agent = Agent(ScriptedModel([[tool_use("read", path="a")], "ok"]), registry, context=context)
     result = await agent.run("go")
     assert result.stop_reason == "end_turn" and agent.scheduler.registry is registry
-    assert agent.scheduler.context.options == {"flag": 1} and agent.scheduler.context.cwd == str(tmp_path.resolve())
+    assert agent.context.options == {"flag": 1} and agent.context.cwd == str(tmp_path.resolve())
+    assert agent.scheduler.context.options == {}  # the agent's context is its own; the scheduler is unchanged
 
 
 async def test_nothing_to_answer_and_a_second_concurrent_run_are_refused(scheduler: nts.Scheduler) -> None:

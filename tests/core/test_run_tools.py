@@ -80,10 +80,13 @@ class Counter(nts.Tool):
 async def test_context_modifiers_serial_at_once_parallel_after_batch_in_block_order(tmp_path: Any) -> None:
     sched = nts.Scheduler(nts.ToolRegistry([Counter("Safe", True), Counter("Unsafe", False)]), cwd=tmp_path)
     blocks = [{"type": "tool_use", "id": i, "name": n, "input": {}} for i, n in [("a", "Safe"), ("b", "Safe"), ("c", "Unsafe"), ("d", "Unsafe"), ("e", "Safe")]]
-    results = await sched.run(blocks)
-    seen = [r.content for r in results]
+    run = await sched.run_outcomes(blocks)
+    seen = [o.result.content for o in run.outcomes]
     assert seen[2:] == ["a,b", "a,b,c", "a,b,c,d"]  # b finished first, but a's modifier applies first
-    assert sched.context.options["log"] == ["a", "b", "c", "d", "e"]  # the context persists for the next run
+    assert run.context.options["log"] == ["a", "b", "c", "d", "e"]  # the run hands back its final context
+    assert "log" not in sched.context.options  # and leaves the scheduler as it was
+    again = await sched.run_outcomes(blocks[2:3], context=run.context)  # the next run may go on from it
+    assert again.outcomes[0].result.content == "a,b,c,d,e"
 
 
 async def test_abort_midway_answers_every_call(scheduler: nts.Scheduler, recorder: Recorder) -> None:

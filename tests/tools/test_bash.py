@@ -226,18 +226,17 @@ async def test_abort_through_the_scheduler_kills_grandchildren(sched: nts.Schedu
 
 async def test_abort_through_the_streaming_executor_kills_the_group(sched: nts.Scheduler) -> None:
     abort = AbortSignal()
-    ex = sched.streaming_executor(abort=abort)
-    ex.add_tool(use("echo $$; bash -c 'sleep 30.5 & sleep 30.5'"))
-    pgid = None
-    outcomes = []
-    async for update in ex.get_remaining_results():
-        if isinstance(update, nts.ProgressEvent) and pgid is None:
-            pgid = int(update.data["line"])
-            await find_pgid("sleep 30.5")
-            abort.abort(USER_ABORT)
-        elif not isinstance(update, nts.ProgressEvent):
-            outcomes.append(update)
-    await ex.aclose()
+    async with sched.streaming_executor(abort=abort) as ex:
+        ex.add_tool(use("echo $$; bash -c 'sleep 30.5 & sleep 30.5'"))
+        pgid = None
+        outcomes = []
+        async for update in ex.get_remaining_results():
+            if isinstance(update, nts.ProgressEvent) and pgid is None:
+                pgid = int(update.data["line"])
+                await find_pgid("sleep 30.5")
+                abort.abort(USER_ABORT)
+            elif not isinstance(update, nts.ProgressEvent):
+                outcomes.append(update)
     assert pgid is not None
     assert [o.status for o in outcomes] == ["cancelled"]
     await assert_group_gone(pgid)
@@ -255,14 +254,13 @@ async def test_cancelling_the_call_kills_the_group(tmp_path: Path) -> None:
 
 async def test_interrupt_stops_sleep_but_not_a_blocking_bash(sched: nts.Scheduler) -> None:
     abort = AbortSignal()
-    ex = sched.streaming_executor(abort=abort)
-    ex.add_tool({"type": "tool_use", "id": "s", "name": "Sleep", "input": {"seconds": 30}})
-    ex.add_tool(use("sleep 1; echo done", "b"))  # read-only: runs beside Sleep; "block" on interrupt
-    await asyncio.sleep(0.2)
-    assert not ex.interruptible  # Bash would block a new message
-    abort.abort(INTERRUPT)
-    outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
-    await ex.aclose()
+    async with sched.streaming_executor(abort=abort) as ex:
+        ex.add_tool({"type": "tool_use", "id": "s", "name": "Sleep", "input": {"seconds": 30}})
+        ex.add_tool(use("sleep 1; echo done", "b"))  # read-only: runs beside Sleep; "block" on interrupt
+        await asyncio.sleep(0.2)
+        assert not ex.interruptible  # Bash would block a new message
+        abort.abort(INTERRUPT)
+        outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
     assert outcomes["s"].status == "cancelled"
     assert outcomes["b"].status == "completed" and outcomes["b"].result.text == "done"
 
@@ -271,13 +269,12 @@ async def test_interrupt_stops_sleep_but_not_a_blocking_bash(sched: nts.Schedule
 
 
 async def test_a_failing_command_cancels_its_running_siblings(sched: nts.Scheduler) -> None:
-    ex = sched.streaming_executor()
-    started = time.monotonic()
-    ex.add_tool(use("sleep 32.5; echo x", "slow"))
-    pgid = await find_pgid("sleep 32.5")
-    ex.add_tool(use("false", "bad"))
-    outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
-    await ex.aclose()
+    async with sched.streaming_executor() as ex:
+        started = time.monotonic()
+        ex.add_tool(use("sleep 32.5; echo x", "slow"))
+        pgid = await find_pgid("sleep 32.5")
+        ex.add_tool(use("false", "bad"))
+        outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
     assert time.monotonic() - started < 20
     assert outcomes["bad"].status == "error" and "Exit code 1" in outcomes["bad"].result.text
     slow = outcomes["slow"]
@@ -288,11 +285,10 @@ async def test_a_failing_command_cancels_its_running_siblings(sched: nts.Schedul
 
 async def test_a_benign_exit_does_not_cancel_siblings(sched: nts.Scheduler, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("hay\n")
-    ex = sched.streaming_executor()
-    ex.add_tool(use("sleep 0.5; echo x", "slow"))
-    ex.add_tool(use("grep nothing file", "grep"))
-    outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
-    await ex.aclose()
+    async with sched.streaming_executor() as ex:
+        ex.add_tool(use("sleep 0.5; echo x", "slow"))
+        ex.add_tool(use("grep nothing file", "grep"))
+        outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
     assert outcomes["grep"].status == "completed" and not outcomes["grep"].is_error
     assert outcomes["slow"].status == "completed" and outcomes["slow"].result.text == "x"
 

@@ -51,14 +51,13 @@ async def test_out_of_range_seconds_are_refused(sched: nts.Scheduler, seconds: o
 
 async def test_interrupt_stops_sleep_but_not_a_blocking_tool(sched: nts.Scheduler) -> None:
     abort = AbortSignal()
-    ex = sched.streaming_executor(abort=abort)
-    ex.add_tool(sleep_use(60))
-    ex.add_tool({"type": "tool_use", "id": "w", "name": "steady", "input": {"seconds": 0.5}})
-    await asyncio.sleep(0.1)
-    started = time.monotonic()
-    abort.abort(INTERRUPT)
-    updates = [u async for u in ex.get_remaining_results() if not isinstance(u, nts.ProgressEvent)]
-    await ex.aclose()
+    async with sched.streaming_executor(abort=abort) as ex:
+        ex.add_tool(sleep_use(60))
+        ex.add_tool({"type": "tool_use", "id": "w", "name": "steady", "input": {"seconds": 0.5}})
+        await asyncio.sleep(0.1)
+        started = time.monotonic()
+        abort.abort(INTERRUPT)
+        updates = [u async for u in ex.get_remaining_results() if not isinstance(u, nts.ProgressEvent)]
     outcomes = {o.tool_use_id: o for o in updates}
     assert outcomes["s"].status == "cancelled" and outcomes["s"].is_error
     assert outcomes["w"].status == "completed" and outcomes["w"].result.text == "finished"
@@ -66,9 +65,8 @@ async def test_interrupt_stops_sleep_but_not_a_blocking_tool(sched: nts.Schedule
 
 
 async def test_only_sleep_running_makes_the_executor_interruptible(sched: nts.Scheduler) -> None:
-    ex = sched.streaming_executor()
-    ex.add_tool(sleep_use(5))
-    await asyncio.sleep(0.05)
-    assert ex.interruptible
-    ex.discard()
-    await ex.aclose()
+    async with sched.streaming_executor() as ex:
+        ex.add_tool(sleep_use(5))
+        await asyncio.sleep(0.05)
+        assert ex.interruptible
+        ex.discard()
