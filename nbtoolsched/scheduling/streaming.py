@@ -120,6 +120,7 @@ class StreamingToolExecutor:
         # Bookkeeping that keeps every step O(cap), not O(calls): the running calls, and
         # where in ``tools`` the first possibly-queued and first not-yet-yielded calls are.
         self._executing: list[TrackedTool] = []
+        self._unsafe_running = 0
         self._queued_from = 0
         self._unyielded_from = 0
         self._ready: set[int] = set()  # indexes with progress or a result not yet handed out
@@ -233,8 +234,8 @@ class StreamingToolExecutor:
 
     # -- the start rule ---------------------------------------------------------------------
     def _can_start(self, safe: bool) -> bool:
-        executing = self._executing
-        return not executing or (safe and all(t.safe for t in executing))
+        """Claude Code's rule: nothing runs, or only safe calls run and this one is safe."""
+        return not self._executing or (safe and not self._unsafe_running)
 
     def _process_queue(self) -> None:
         """Start what may start. Re-entrant calls (a start that completes at once) only
@@ -259,12 +260,13 @@ class StreamingToolExecutor:
             tracked = tools[index]
             if tracked.status != "queued":
                 continue
-            if len(self._executing) >= self.cap:
-                break  # nothing more can start until a call finishes
-            if self._can_start(tracked.safe):
-                self._start(tracked)
-            elif not tracked.safe:
-                break  # nothing may jump past a blocked unsafe call
+            if len(self._executing) >= self.cap or not self._can_start(tracked.safe):
+                # Nothing later can start either: an unsafe call waits for all before it and
+                # holds back all after it, and a safe call is held back only while an unsafe
+                # one runs. (Claude Code walks on past a blocked safe call, to no effect; here
+                # stopping keeps a long queue behind a running unsafe call linear.)
+                break
+            self._start(tracked)
 
     def _abort_reason(self, tracked: TrackedTool) -> str | None:
         """Why this call must stop (or not start), in Claude Code's order of precedence."""
@@ -293,6 +295,7 @@ class StreamingToolExecutor:
         assert self._group is not None
         tracked.status = "executing"
         self._executing.append(tracked)
+        self._unsafe_running += not tracked.safe
         tracked.abort = self.siblings.child(bubble=self._bubble)
         tracked.task = self._group.create_task(self._execute(tracked))
 
@@ -325,6 +328,7 @@ class StreamingToolExecutor:
             return
         if tracked.status == "executing":
             self._executing.remove(tracked)
+            self._unsafe_running -= not tracked.safe
         tracked.outcome = outcome
         tracked.status = "completed"
         self._ready.add(tracked.call.index)
