@@ -20,7 +20,7 @@ from ..tool import AbortSignal, ToolContext
 from .batch import ToolRunResult, run_tools
 from .concurrency import max_tool_use_concurrency, running_loop
 from .handle import RunHandle
-from .partition import Batch, partition_prepared
+from .partition import Batch, block_list, partition_prepared
 from .resume import RunState, resumed_approver
 from .streaming import StreamingToolExecutor
 from .trace import RunEvents, Trace, TraceEvent
@@ -74,12 +74,13 @@ class Scheduler:
         self.pipeline.approver = value
 
     def prepare(self, blocks: Iterable[Any]) -> list[PreparedCall]:
-        if isinstance(blocks, (dict, str, bytes)):
-            raise TypeError("blocks must be a list of tool_use blocks, not a single " + type(blocks).__name__)
-        return prepare_calls(list(blocks), self.registry, discovered=discovered_tools(self.context.messages))
+        return self._prepare(block_list(blocks, "Scheduler.prepare()"))
+
+    def _prepare(self, blocks: list[Any]) -> list[PreparedCall]:
+        return prepare_calls(blocks, self.registry, discovered=discovered_tools(self.context.messages))
 
     def partition(self, blocks: Iterable[Any]) -> list[Batch]:
-        return partition_prepared(self.prepare(blocks))
+        return partition_prepared(self._prepare(block_list(blocks, "Scheduler.partition()")))
 
     def _run_context(self, abort: AbortSignal | None) -> ToolContext:
         return self.context.for_call("", (abort or self.context.abort).child())
@@ -95,8 +96,8 @@ class Scheduler:
         self, blocks: Iterable[Any], *, abort: AbortSignal | None = None, events: RunEvents | None = None
     ) -> ToolRunResult:
         """Run a batch; every outcome (result, status, attachments) in block order."""
-        blocks = list(blocks) if not isinstance(blocks, (dict, str, bytes)) else blocks
-        calls = self.prepare(blocks)
+        blocks = block_list(blocks, "Scheduler.run_outcomes()")
+        calls = self._prepare(blocks)
         ctx = self._run_context(abort)
         trace = Trace()
         extra = [trace.record] if self.record_trace else []
@@ -139,11 +140,12 @@ class Scheduler:
 
     async def run(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> list[ToolResultBlock]:
         """One tool_result per block, in block order. Never raises for a bad block or tool."""
-        result = await self.run_outcomes(blocks, abort=abort)
+        result = await self.run_outcomes(block_list(blocks, "Scheduler.run()"), abort=abort)
         return [o.result for o in result.outcomes]
 
     async def stream(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> AsyncIterator[SchedulerEvent]:
         """Progress and results as they happen; results in completion order."""
+        blocks = block_list(blocks, "Scheduler.stream()")
         queue: asyncio.Queue[SchedulerEvent | None] = asyncio.Queue()
 
         def forward(event: TraceEvent) -> None:
@@ -165,9 +167,9 @@ class Scheduler:
 
     def submit(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> RunHandle:
         """Start the run as a task on the running loop and return its live handle at once."""
+        blocks = block_list(blocks, "Scheduler.submit()")
         running_loop("Scheduler.submit()")
-        blocks = list(blocks) if not isinstance(blocks, (dict, str, bytes)) else blocks
-        calls = self.prepare(blocks)
+        calls = self._prepare(blocks)
         ctx = self._run_context(abort)
         events = self._run_events()
         handle = RunHandle(calls, ctx.abort, events)

@@ -19,11 +19,12 @@ from typing import Any, AsyncIterator, Iterator, Literal, Union
 
 from ..execution import CallOutcome, CallPipeline, PreparedCall, prepare_call
 from ..execution.pipeline import error_outcome, synthetic_outcome
-from ..messages import ProgressEvent
+from ..messages import Block, ProgressEvent
 from ..registry import ToolRegistry
 from ..tool import INTERRUPT, SIBLING_ERROR, STREAMING_FALLBACK, AbortSignal, ToolContext
 from .calls import apply_modifier, execute_call, should_cancel
 from .concurrency import max_tool_use_concurrency, running_loop
+from .partition import type_name
 from .trace import RunEvents
 
 __all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState"]
@@ -87,6 +88,10 @@ class StreamingToolExecutor:
     def add_tool(self, block: Any) -> TrackedTool:
         """Track a complete tool_use block and start it if the rules allow."""
         running_loop("StreamingToolExecutor.add_tool()")
+        if not isinstance(block, (dict, Block)):  # a malformed dict still gets an error result
+            hint = "; call add_tool once per block" if isinstance(block, (list, tuple)) else ""
+            got = type_name(block)
+            raise TypeError(f"StreamingToolExecutor.add_tool(): expected one tool_use block (a dict or ToolUseBlock), got {got}{hint}")
         call = prepare_call(len(self.tools), block, self.registry, seen_ids=self._seen_ids, discovered=self.discovered)
         if call.safe and self._last_safe:
             batch = self._batch
