@@ -11,7 +11,7 @@ from nbtoolsched.speculation import agent_loop
 async def test_the_readme_sketch_runs(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".claude").mkdir()
-    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Write", "Edit"]}}))
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Write", "Edit"], "defaultMode": "acceptEdits"}}))
     (tmp_path / "notes.txt").write_text("one\n")
 
     @nts.tool(read_only=True)
@@ -39,6 +39,7 @@ async def test_the_readme_sketch_runs(tmp_path: Path, monkeypatch) -> None:
     nts.validate_transcript(result.messages)
     assert result.stop_reason == "end_turn"
 
+    # A speculation edits (in its overlay) only in acceptEdits or bypassPermissions mode, as in Claude Code.
     spec_model = nts.ScriptedModel([[tool_use("Write", file_path="new.txt", content="hi\n")], "written"])
     loop = agent_loop(lambda s, messages, turns: nts.Agent(spec_model, s, messages=messages, max_turns=turns))
     spec = await nts.speculate("now write the file", loop, scheduler=sched)

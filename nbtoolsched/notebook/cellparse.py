@@ -16,11 +16,16 @@ from typing import Any, Callable, Iterable, Mapping
 
 import yaml
 
-__all__ = ["CellError", "IdMaker", "parse_cell", "substitute_names"]
+__all__ = ["CellError", "IdMaker", "MAX_DEPTH", "MAX_VALUES", "parse_cell", "substitute_names"]
 
 _NAME = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _BLOCK_KEYS = frozenset({"type", "id", "name", "input", "cache_control"})
 _EXAMPLE = "for example, one call per line: - Read: {file_path: README.md}"
+# Limits that keep a hostile or mistaken cell cheap: real tool inputs are a few levels deep.
+MAX_DEPTH = 100  # containers inside containers
+MAX_VALUES = 100_000  # values, counting each YAML alias and $name as everything it stands for
+# Brackets outside quoted strings ('...' too: a flow-style YAML body also starts with "{").
+_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\']*\'|[\[\]{}]')
 
 
 class CellError(ValueError):
@@ -65,22 +70,41 @@ def _load(body: str, namespace: Mapping[str, Any]) -> Any:
     text = body.strip()
     if not text:
         raise CellError("the cell is empty: write the tool calls to run, " + _EXAMPLE)
-    whole = _NAME.fullmatch(text)
-    if whole:
-        return _to_plain(_lookup(whole.group(1), namespace))
-    if text[0] in "[{":
+    if _NAME.fullmatch(text):
+        data: Any = text  # the whole body is one $name
+    elif text[0] in "[{":
+        _check_json_depth(text)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as err:
             data = _yaml_or(text, f"the cell is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})")
+        except ValueError as err:  # e.g. an integer of more than 4,300 digits
+            raise CellError(f"the cell has a value that cannot be read: {err}") from None
     else:
         data = _yaml_or(text, None)
-    return substitute_names(data, namespace)
+    return _Substitution(namespace, text).run(data)
+
+
+def _check_json_depth(text: str) -> None:
+    """Refuse JSON nested deeper than MAX_DEPTH before parsing it (the parser recurses)."""
+    depth = 0
+    for token in _JSON_TOKENS.finditer(text):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = text.count("\n", 0, token.start()) + 1
+                raise CellError(f"the cell is nested more than {MAX_DEPTH} levels deep (line {line}); tool inputs are never that deep")
+        elif char in "]}":
+            depth = max(0, depth - 1)
 
 
 def _yaml_or(text: str, json_error: str | None) -> Any:
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_CellLoader)  # noqa: S506 - a SafeLoader with limits
+    except _TooMuch as err:
+        mark = err.problem_mark
+        raise CellError(f"the cell {err.problem} (line {mark.line + 1}, column {mark.column + 1})") from None
     except yaml.YAMLError as err:
         if json_error:
             raise CellError(json_error) from None
@@ -88,20 +112,128 @@ def _yaml_or(text: str, json_error: str | None) -> Any:
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise CellError(f"the cell is not valid YAML or JSON: {problem}{where}; " + _EXAMPLE) from None
+    except ValueError as err:  # e.g. an integer of more than 4,300 digits, or 2024-13-45
+        raise CellError(f"the cell has a value that cannot be read: {err}") from None
+
+
+class _TooMuch(yaml.MarkedYAMLError):
+    """A YAML document past the cell's limits (depth, or values once aliases expand)."""
+
+
+class _CellLoader(yaml.SafeLoader):
+    """SafeLoader that bounds nesting and alias expansion while composing.
+
+    Each alias counts as every value it stands for, so an alias bomb (each line
+    repeating the one before several times) stops after a few lines instead of growing
+    exponentially; an alias to a value still being read (``&a [*a]``) is a cycle.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._values = 0
+        self._sizes: dict[int, int] = {}  # id(node) -> values it stands for, once composed
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            node = super().compose_node(parent, index)
+            size = self._sizes.get(id(node))
+            if size is None:
+                raise _TooMuch(problem=f"has an alias *{event.anchor} inside the value it names (a cycle)", problem_mark=event.start_mark)
+            self._count(size, event)
+            return node
+        nests = isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent))
+        if nests:
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise _TooMuch(problem=f"is nested more than {MAX_DEPTH} levels deep", problem_mark=event.start_mark)
+        before = self._values
+        self._count(1, event)
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= nests
+        self._sizes[id(node)] = self._values - before
+        return node
+
+    def _count(self, values: int, event: Any) -> None:
+        self._values += values
+        if self._values > MAX_VALUES:
+            raise _TooMuch(
+                problem=f"holds more than {MAX_VALUES:,} values once its aliases (*name) are expanded", problem_mark=event.start_mark
+            )
 
 
 def substitute_names(value: Any, namespace: Mapping[str, Any]) -> Any:
     """Replace every string that is exactly ``$name`` by the namespace's value; ``$$x`` -> ``$x``."""
-    if isinstance(value, str):
-        match = _NAME.fullmatch(value)
-        if match:
-            return _to_plain(_lookup(match.group(1), namespace))
-        return value[1:] if value.startswith("$$") else value
-    if isinstance(value, list):
-        return [substitute_names(v, namespace) for v in value]
-    if isinstance(value, dict):
-        return {k: substitute_names(v, namespace) for k, v in value.items()}
-    return value
+    return _Substitution(namespace, "").run(value)
+
+
+class _Limit(Exception):
+    """A value past the cell's limits; the message completes "the cell ..." or "$name: its value ..."."""
+
+
+class _Substitution:
+    """One walk over the parsed cell: ``$names`` replaced, models made plain, limits kept.
+
+    The result is a fresh tree of dicts and lists (a tool never holds the notebook's own
+    objects), at most MAX_DEPTH deep and MAX_VALUES large, and without cycles: a variable
+    whose value contains itself is refused instead of recursing forever.
+    """
+
+    def __init__(self, namespace: Mapping[str, Any], text: str) -> None:
+        self.namespace = namespace
+        self.text = text
+        self.values = 0
+        self.open: set[int] = set()  # ids of the containers on the current path
+
+    def run(self, data: Any) -> Any:
+        try:
+            return self._walk(data, 0, True)
+        except _Limit as err:
+            raise CellError(f"the cell {err}") from None
+
+    def _walk(self, value: Any, depth: int, from_cell: bool) -> Any:
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise _Limit(f"holds more than {MAX_VALUES:,} values")
+        if isinstance(value, str):
+            if not from_cell:
+                return value
+            match = _NAME.fullmatch(value)
+            if match:
+                return self._named(match.group(1), depth)
+            return value[1:] if value.startswith("$$") else value
+        if not from_cell:
+            value = _dumped(value)
+        if not isinstance(value, (list, tuple, dict)):
+            return value
+        if depth >= MAX_DEPTH:
+            raise _Limit(f"is nested more than {MAX_DEPTH} levels deep")
+        if id(value) in self.open:
+            raise _Limit("contains itself (a cyclic reference); a tool input must be plain data")
+        self.open.add(id(value))
+        try:
+            if isinstance(value, dict):
+                return {key: self._walk(item, depth + 1, from_cell) for key, item in value.items()}
+            return [self._walk(item, depth + 1, from_cell) for item in value]
+        finally:
+            self.open.discard(id(value))
+
+    def _named(self, name: str, depth: int) -> Any:
+        value = _lookup(name, self.namespace)
+        try:
+            return self._walk(value, depth, False)
+        except _Limit as err:
+            raise CellError(f"${name}{self._line_of(name)}: its value {err}") from None
+
+    def _line_of(self, name: str) -> str:
+        found = re.search(rf"(?<!\$)\${name}(?![A-Za-z0-9_])", self.text)
+        if found is None:
+            return ""
+        line = self.text.count("\n", 0, found.start()) + 1
+        return f" (line {line})"
 
 
 def _lookup(name: str, namespace: Mapping[str, Any]) -> Any:
@@ -110,15 +242,11 @@ def _lookup(name: str, namespace: Mapping[str, Any]) -> Any:
     return namespace[name]
 
 
-def _to_plain(value: Any) -> Any:
-    """Pydantic models (blocks, messages) become dicts; everything else is used as is."""
+def _dumped(value: Any) -> Any:
+    """A pydantic model (a block, a message) as its dict; anything else as is."""
     dump = getattr(value, "to_dict", None) or getattr(value, "model_dump", None)
     if callable(dump) and not isinstance(value, type):
         return dump()
-    if isinstance(value, tuple):
-        return [_to_plain(v) for v in value]
-    if isinstance(value, list):
-        return [_to_plain(v) for v in value]
     return value
 
 

@@ -31,7 +31,7 @@ from ..tool import AbortSignal, ToolContext
 from .batch import ToolRunResult
 from .concurrency import max_tool_use_concurrency, running_loop
 from .handle import RunHandle
-from .partition import Batch, partition_prepared
+from .partition import Batch, block_list, partition_prepared
 from .resume import RunState, resumed_approver
 from .streaming import StreamingToolExecutor
 from .trace import RunEvents, Trace
@@ -105,12 +105,12 @@ class Scheduler:
 
     def prepare(self, blocks: Iterable[Any], *, context: ToolContext | None = None) -> list[PreparedCall]:
         """Each block checked once (shape, tool, input), in order; what partition and run use."""
-        items = _block_list(blocks)
+        items = block_list(blocks, "Scheduler.prepare()")
         messages = (context or self.context).messages
         return prepare_calls(items, self.registry, discovered=discovered_tools(messages))
 
     def partition(self, blocks: Iterable[Any]) -> list[Batch]:
-        return partition_prepared(self.prepare(blocks))
+        return partition_prepared(self.prepare(block_list(blocks, "Scheduler.partition()")))
 
     def _resolve(
         self,
@@ -156,7 +156,7 @@ class Scheduler:
     ) -> list[ToolResultBlock]:
         """One tool_result per block, in block order. Never raises for a bad block or tool."""
         result = await self.run_outcomes(
-            blocks, mode=mode, max_concurrency=max_concurrency, approver=approver, context=context, abort=abort,
+            block_list(blocks, "Scheduler.run()"), mode=mode, max_concurrency=max_concurrency, approver=approver, context=context, abort=abort,
             cancel_on_shell_error=cancel_on_shell_error,
         )
         return [o.result for o in result.outcomes]
@@ -175,7 +175,7 @@ class Scheduler:
     ) -> ToolRunResult:
         """Run a batch: every outcome in block order, the final context, the trace, and a
         ``RunState`` to resume from when approvals were deferred."""
-        items = _block_list(blocks)
+        items = block_list(blocks, "Scheduler.run_outcomes()")
         run = self._resolve(mode, max_concurrency, approver, context, abort)
         calls = self.prepare(items, context=run.context)
         trace = self._new_trace()
@@ -234,7 +234,7 @@ class Scheduler:
         safe call may come before a safe one still running), and a ``ContextEvent`` each
         time context modifiers changed the tool context. The consumer sets the pace: the
         engine holds only what running calls said since they were last read."""
-        items = _block_list(blocks)
+        items = block_list(blocks, "Scheduler.stream()")
         run = self._resolve(mode, max_concurrency, approver, context, abort)
         calls = self.prepare(items, context=run.context)
         executor = self._executor(run, self._run_events(), cancel_on_shell_error=cancel_on_shell_error)
@@ -265,8 +265,8 @@ class Scheduler:
         ``stream_delay`` hands the blocks over one by one, that many seconds apart, as a
         model streaming its answer would (the calls start as their blocks arrive).
         """
+        items = block_list(blocks, "Scheduler.submit()")
         running_loop("Scheduler.submit()")
-        items = _block_list(blocks)
         if stream_delay is not None and stream_delay < 0:
             raise ValueError(f"stream_delay must be zero or more seconds, got {stream_delay}")
         run = self._resolve(mode, max_concurrency, approver, context, abort)
@@ -314,16 +314,6 @@ async def _sleep_unless_aborted(signal: AbortSignal, seconds: float) -> None:
         await asyncio.wait_for(signal.wait(), seconds)
     except asyncio.TimeoutError:
         pass
-
-
-def _block_list(blocks: Any) -> list[Any]:
-    """The blocks as a list, or a clear error for something that is not a list of blocks."""
-    if isinstance(blocks, (dict, str, bytes)) or not isinstance(blocks, Iterable):
-        raise TypeError(
-            "blocks must be a list of tool_use blocks (dicts or ToolUseBlock), "
-            f"got {'a single ' if isinstance(blocks, dict) else ''}{type(blocks).__name__}"
-        )
-    return list(blocks)
 
 
 def _result_event(outcome: CallOutcome) -> ResultEvent:

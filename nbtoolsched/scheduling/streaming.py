@@ -36,11 +36,12 @@ from typing import Any, AsyncIterator, Iterator, Literal, Union
 from ..execution import CallOutcome, CallPipeline, PreparedCall, prepare_call, stopped_outcome
 from ..execution.pipeline import error_outcome
 from ..execution.results import error_result
-from ..messages import ProgressEvent
+from ..messages import Block, ProgressEvent
 from ..registry import ToolRegistry
 from ..tool import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortSignal, ToolContext
 from .calls import apply_modifier, execute_call, should_cancel
 from .concurrency import max_tool_use_concurrency, running_loop
+from .partition import type_name
 from .trace import RunEvents
 
 __all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFTER_DEFERRAL"]
@@ -189,6 +190,10 @@ class StreamingToolExecutor:
     def add_tool(self, block: Any) -> TrackedTool:
         """Track a complete tool_use block and start it if the rules allow."""
         running_loop("StreamingToolExecutor.add_tool()")
+        if not isinstance(block, (dict, Block)):  # a malformed dict still gets an error result
+            hint = "; call add_tool once per block" if isinstance(block, (list, tuple)) else ""
+            got = type_name(block)
+            raise TypeError(f"StreamingToolExecutor.add_tool(): expected one tool_use block (a dict or ToolUseBlock), got {got}{hint}")
         call = prepare_call(len(self.tools), block, self.registry, seen_ids=self._seen_ids, discovered=self.discovered)
         return self.add_prepared(call)
 

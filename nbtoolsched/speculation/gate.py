@@ -1,11 +1,12 @@
 """The permission step of a speculative run: the sandbox policy.
 
 Every call of the forked loop passes here (the pipeline always asks the gate, so a
-hook's "allow" cannot skip it). File writes are redirected into the overlay, reads of
-written files are redirected to the overlay copy, reads of untouched files get the
-resolved real path; read-only shell commands and read-only tools may run. Anything
-else is a boundary: the call is denied, the speculation's abort signal fires, and the
-boundary records which tool and what it wanted.
+hook's "allow" cannot skip it). File writes are redirected into the overlay (only in
+acceptEdits or bypassPermissions mode, as in Claude Code; otherwise a write is the edit
+boundary), reads of written files are redirected to the overlay copy, reads of untouched
+files get the resolved real path; read-only shell commands and read-only tools may run.
+Anything else is a boundary: the call is denied, the speculation's abort signal fires,
+and the boundary records which tool and what it wanted.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "ToolSearc
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
 PATH_KEYS = ("notebook_path", "file_path", "path")  # the order Claude Code looks them up in
 DETAIL_LIMIT = 200
+# The session modes in which Claude Code lets a speculation edit (in the overlay). It also
+# lets plan mode edit when bypassPermissions is available; we have no such notion, so a
+# plan-mode speculation stops at the edit boundary (stricter).
+EDIT_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 
 
 def is_write_tool(tool: Tool) -> bool:
@@ -60,7 +65,7 @@ def _path_field(data: Any) -> tuple[str, str] | None:
 
 
 def _detail(data: dict[str, Any]) -> str:
-    for key in ("command", *PATH_KEYS, "url", "pattern"):
+    for key in ("url", "file_path", "path", "command", "notebook_path", "pattern"):  # Claude Code's order first
         value = data.get(key)
         if isinstance(value, str):
             return value[:DETAIL_LIMIT]
@@ -71,16 +76,33 @@ class _NobodyToAsk(Exception):
     """Raised by the speculation's approver: a speculative call never waits for a person."""
 
 
-async def _refuse_to_ask(*args: Any, **kwargs: Any) -> Any:
-    raise _NobodyToAsk("a speculative run cannot ask the user")
+class _Refuser:
+    """The approver a speculative call gets: remembers being asked, then refuses.
+
+    The session's gate may turn the refusal into a deny of its own, so whether a person
+    was needed is read from here, not from the decision.
+    """
+
+    def __init__(self) -> None:
+        self.asked = False
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.asked = True
+        raise _NobodyToAsk("a speculative run cannot ask the user")
+
+
+def _session_mode(gate: PermissionGate | None) -> str | None:
+    mode = getattr(gate, "mode", None)
+    return mode if isinstance(mode, str) else None
 
 
 class SpeculationGate:
     """A PermissionGate that confines one speculation to its overlay.
 
     ``inner`` is the session's own gate: consulted (never allowed to ask a person) so
-    deny rules still hold. ``allow_edits=False`` makes every write a boundary, as
-    Claude Code does outside acceptEdits mode.
+    deny rules still hold. As in Claude Code, a write is an ``edit`` boundary unless the
+    session's mode is acceptEdits or bypassPermissions (or the gate has no mode and
+    allows the write without asking); ``allow_edits=False`` makes every write one.
     """
 
     def __init__(
@@ -123,16 +145,19 @@ class SpeculationGate:
     async def _write(self, request: PermissionRequest) -> Decision:
         name = request.tool.name
         found = _path_field(request.input)
-        if found is None:
-            return self.stop("unsafe_path", name, _detail(request.input), stopped_tool(name))
+        mode = _session_mode(self.inner)
+        by_mode = mode is not None and mode not in EDIT_MODES
+        if by_mode or not self.allow_edits:
+            shown = found[1] if found else _detail(request.input)
+            return self.stop("edit", name, shown, stopped_edit(shown or "a file", mode if by_mode else None))
+        if found is None:  # Claude Code: a write tool without a path is just another tool
+            return self.stop("denied_tool", name, _detail(request.input), stopped_tool(name))
         key, path = found
-        if not self.allow_edits:
-            return self.stop("edit", name, path, stopped_edit(path))
         try:
             rel = self.overlay.resolve(path)
         except PathOutsideCwd as err:
             return self.stop("outside_cwd", name, path, stopped_outside(path, err.reason))
-        verdict = await self._consult(request, None, for_write=True)
+        verdict = await self._consult(request, None, for_write=True, path=path)
         if not verdict.allowed:
             return verdict
         first = not self.overlay.is_written(rel)
@@ -164,25 +189,35 @@ class SpeculationGate:
             return self.stop("bash", request.tool.name, text[:DETAIL_LIMIT], stopped_shell(text[:DETAIL_LIMIT]))
         return await self._consult(request, None, for_write=False)
 
-    async def _consult(self, request: PermissionRequest, updated: dict[str, Any] | None, *, for_write: bool) -> Decision:
-        """Ask the session's gate; a deny, or a need to ask a person, is a boundary.
+    async def _consult(
+        self, request: PermissionRequest, updated: dict[str, Any] | None, *, for_write: bool, path: str = ""
+    ) -> Decision:
+        """Ask the session's gate; a deny, a failure, or a need to ask a person is a boundary.
 
-        For a write, needing a person is fine: the user reviews the diff before accept.
+        A write that needs a person is the ``edit`` boundary (the user approves it in the
+        normal turn that follows); anything else is a ``permission`` boundary.
         """
         allowed = Decision.allow(updated, _reason("allowed while speculating"))
         if self.inner is None:
             return allowed
         name = request.tool.name
+        refuser = _Refuser()
+        decision: Decision | None = None
+        failure: Exception | None = None
         try:
-            decision = await self.inner.decide(dataclasses.replace(request, approver=_refuse_to_ask))
-        except Exception as err:
+            decision = await self.inner.decide(dataclasses.replace(request, approver=refuser))
+        except Exception as err:  # noqa: BLE001 - fail closed: a broken check stops the run
+            failure = err
+        if refuser.asked or isinstance(failure, _NobodyToAsk) or (decision is not None and decision.behavior == "ask"):
             if for_write:
-                return allowed
-            why = "it needs the user's approval" if isinstance(err, _NobodyToAsk) else f"the permission check failed ({err})"
-            return self.stop("permission", name, _detail(request.input), stopped_permission(name, why))
-        if decision.behavior == "allow" or (for_write and decision.behavior == "ask"):
+                return self.stop("edit", name, path, stopped_edit(path))
+            return self.stop("permission", name, _detail(request.input), stopped_permission(name, "it needs the user's approval"))
+        if decision is None:
+            why = f"the permission check failed ({failure})"
+        elif decision.behavior == "allow":
             return allowed
-        why = decision.message or "the session's permissions do not allow it"
+        else:
+            why = decision.message or "the session's permissions do not allow it"
         return self.stop("permission", name, _detail(request.input), stopped_permission(name, why))
 
     def stop(self, kind: BoundaryKind, tool: str | None, detail: str, message: str) -> Decision:

@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Sequence
 
 from .safefs import Snapshot, StagedChange, UnsafePath, read_entry, stage_delete, stage_write
 
@@ -45,12 +45,20 @@ class Conflict:
 
 
 class OverlayConflict(Exception):
-    """Accept was refused: the real tree changed under these files. Nothing was written."""
+    """Accept was refused: the real tree changed under these files.
 
-    def __init__(self, conflicts: list[Conflict]) -> None:
+    Nothing was written, unless ``applied`` names files: those were copied back and
+    could not be put back as they were (the file system refused the undo too).
+    """
+
+    def __init__(self, conflicts: list[Conflict], applied: Sequence[str] = ()) -> None:
         self.conflicts = conflicts
+        self.applied = list(applied)
         names = "; ".join(str(c) for c in conflicts)
-        super().__init__(f"refusing to copy the speculation back, these files changed on disk meanwhile: {names}")
+        message = f"refusing to copy the speculation back, these files changed on disk meanwhile: {names}"
+        if self.applied:
+            message += f". These were already copied back and could not be undone: {', '.join(self.applied)}"
+        super().__init__(message)
 
 
 def is_inside(path: str, root: str) -> bool:
@@ -175,19 +183,25 @@ class Overlay:
         if mine.kind not in ("file", "missing"):
             return f"the overlay holds {mine.describe()}, not a file"
         origin, now = self._origins[rel], read_entry(self.cwd, rel)[0]
-        if now.same_content(origin):
+        if now.same_entry(origin):
             return None
         if origin.kind == "missing":
             return f"it did not exist when the speculation created it, and now it is {now.describe()}"
         if now.kind == "missing":
             return "it was deleted on disk while the speculation ran"
+        if now.kind == "file" and now.same_content(origin):  # copying back would undo a chmod
+            return f"its mode changed on disk from {origin.mode:04o} to {now.mode:04o} after the speculation copied it"
         if now.kind == "file":
             return "it changed on disk after the speculation copied it"
         return f"it is now {now.describe()}"
 
     # -- accept / reject ---------------------------------------------------------------------
     def apply(self) -> list[FileChange]:
-        """Copy every change back into cwd, all or nothing; raise ``OverlayConflict`` if unsafe."""
+        """Copy every change back into cwd, all or nothing; raise ``OverlayConflict`` if unsafe.
+
+        Every change is staged and checked before the first one lands. If a commit still
+        fails (the tree changed in the last instant), the ones already made are undone.
+        """
         changes = self.changes()
         conflicts = self.conflicts()
         if conflicts:
@@ -199,12 +213,11 @@ class Overlay:
             late = [Conflict(s.rel, why) for s in staged if (why := s.verify(self._origins[s.rel]))]
             if late:
                 raise OverlayConflict(late)
-            for item in staged:
-                item.commit()
+            _commit_all(staged)
         except UnsafePath as err:
             raise OverlayConflict([Conflict(err.path, err.reason)]) from None
         finally:
-            for item in staged:
+            for item in reversed(staged):  # innermost first: a shared new directory empties last
                 item.abandon()
                 item.close()
         return changes
@@ -226,6 +239,25 @@ class Overlay:
     @property
     def exists(self) -> bool:
         return os.path.isdir(self.workdir)
+
+
+def _commit_all(staged: list[StagedChange]) -> None:
+    """Commit every staged change, or undo the ones made and raise ``OverlayConflict``."""
+    for number, item in enumerate(staged):
+        try:
+            item.commit()
+        except OSError as err:
+            failed = Conflict(item.rel, f"it could not be replaced ({err.strerror or err}): it changed on disk while accept ran")
+            stuck = []
+            for made in reversed(staged[:number]):
+                try:
+                    made.roll_back()
+                except OSError:
+                    stuck.append(made.rel)
+                    made.finish()
+            raise OverlayConflict([failed], applied=sorted(stuck)) from None
+    for item in staged:
+        item.finish()
 
 
 def _nested(rel: str, other: str) -> bool:

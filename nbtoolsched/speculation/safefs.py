@@ -47,9 +47,13 @@ class Snapshot:
     def same_content(self, other: "Snapshot") -> bool:
         return self.kind == other.kind and self.sha256 == other.sha256 and self.size == other.size
 
+    def same_entry(self, other: "Snapshot") -> bool:
+        """Same kind, bytes and permission bits: copying back over it would revert nothing."""
+        return self.same_content(other) and self.mode == other.mode
+
     def describe(self) -> str:
         if self.kind == "file":
-            return f"a file of {self.size} bytes"
+            return f"a file of {self.size} bytes (mode {self.mode:04o})"
         if self.kind == "unsafe":
             return self.detail
         return {"missing": "missing", "symlink": "a symlink", "dir": "a directory", "other": "a special file"}[self.kind]
@@ -89,24 +93,33 @@ def _walk(root: str, rel: str, *, create: bool) -> _Parent | None:
         for depth, part in enumerate(parts[:-1]):
             where = os.sep.join(parts[: depth + 1])
             try:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                child = _open_child(part, fd, rel, where)
             except FileNotFoundError:
                 if not create:
                     _close_all(fd, created)
                     return None
-                os.mkdir(part, 0o755, dir_fd=fd)
+                try:
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                except FileExistsError:  # made by someone else since the open above
+                    raise UnsafePath(rel, f"the directory {where} appeared on disk while the changes were being written") from None
                 created.append((os.dup(fd), part))
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-            except OSError as err:
-                if err.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise UnsafePath(rel, f"{where} is a symlink or not a directory") from None
-                raise
+                child = _open_child(part, fd, rel, where)
             os.close(fd)
             fd = child
     except BaseException:
         _close_all(fd, created)
         raise
     return _Parent(fd, parts[-1], created)
+
+
+def _open_child(part: str, fd: int, rel: str, where: str) -> int:
+    """Open one directory component; a symlink or a non-directory there is unsafe."""
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=fd)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise UnsafePath(rel, f"{where} is a symlink or not a directory") from None
+        raise
 
 
 def _close_all(fd: int, created: list[tuple[int, str]]) -> None:
@@ -156,15 +169,19 @@ def snapshot(root: str, rel: str) -> Snapshot:
 
 
 class StagedChange:
-    """One change prepared next to its target, applied by ``commit`` or undone by ``abandon``.
+    """One change prepared next to its target: ``commit`` applies it, ``roll_back`` undoes
+    a commit, ``finish`` makes it final, ``abandon`` cleans up one that was not committed.
 
     The parent directory stays open from staging to commit, and ``verify`` checks, just
     before commit, that the same directory is still reached from the root without a
     symlink and that the target still holds what it held when the speculation began.
+    A commit keeps what it replaced (a hard link, or the deleted file moved aside) until
+    ``finish``, so a later commit that fails can put every earlier one back.
     """
 
     def __init__(self, root: str, rel: str, parent: _Parent, temp: str | None) -> None:
         self.root, self.rel, self.parent, self.temp = root, rel, parent, temp
+        self.backup: str | None = None  # the replaced entry, beside the target, until finish
         self.done = False
 
     def verify(self, expected: Snapshot) -> str | None:
@@ -182,17 +199,50 @@ class StagedChange:
             current, _ = _entry(fresh, False)
         finally:
             _close_all(fresh.fd, fresh.created)
-        if not current.same_content(expected):
+        if not current.same_entry(expected):
             return f"it is now {current.describe()}, it was {expected.describe()}"
         return None
 
     def commit(self) -> None:
         fd, name = self.parent.fd, self.parent.name
-        if self.temp is None:
-            os.unlink(name, dir_fd=fd)
-        else:
-            os.rename(self.temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        backup = _temp_name(name, "old")
+        kept = _set_aside(fd, name, backup)
+        try:
+            if self.temp is not None:
+                os.rename(self.temp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            elif kept is None:
+                raise FileNotFoundError(errno.ENOENT, "it disappeared from disk", self.rel)
+            elif kept == "linked":
+                os.unlink(name, dir_fd=fd)
+        except BaseException:
+            if kept == "linked":
+                os.unlink(backup, dir_fd=fd)
+            elif kept == "moved":
+                os.rename(backup, name, src_dir_fd=fd, dst_dir_fd=fd)
+            raise
+        self.backup = backup if kept else None
         self.done = True
+
+    def roll_back(self) -> None:
+        """Undo ``commit``: the replaced (or deleted) entry goes back under its name."""
+        if not self.done:
+            return
+        fd, name = self.parent.fd, self.parent.name
+        if self.backup is not None:
+            os.rename(self.backup, name, src_dir_fd=fd, dst_dir_fd=fd)
+            self.backup = None
+        else:
+            os.unlink(name, dir_fd=fd)
+        self.done = False
+
+    def finish(self) -> None:
+        """Drop what the commit replaced (best effort: the change itself is in place)."""
+        if self.backup is not None:
+            try:
+                os.unlink(self.backup, dir_fd=self.parent.fd)
+            except OSError:
+                pass
+            self.backup = None
 
     def abandon(self) -> None:
         """Remove the temporary file and any directory made for it (if still empty)."""
@@ -213,11 +263,38 @@ class StagedChange:
         self.parent.created = []
 
 
+def _set_aside(fd: int, name: str, backup: str) -> Literal["linked", "moved"] | None:
+    """Keep the file at ``name`` reachable as ``backup``; None when there is no file.
+
+    A hard link leaves ``name`` in place (no reader ever sees it missing); without hard
+    links the file is moved aside. A directory is never moved: that raises.
+    """
+    try:
+        os.link(name, backup, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+        return "linked"
+    except FileNotFoundError:
+        return None
+    except OSError:
+        pass
+    try:
+        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "it is now a directory", name)
+    os.rename(name, backup, src_dir_fd=fd, dst_dir_fd=fd)
+    return "moved"
+
+
+def _temp_name(name: str, kind: str) -> str:
+    return f".{name}.{secrets.token_hex(6)}.nbts-{kind}"
+
+
 def stage_write(root: str, rel: str, data: bytes, mode: int = 0o644) -> StagedChange:
     """Write ``data`` to a temporary file beside ``root/rel`` (made directories included)."""
     parent = _walk(root, rel, create=True)
     assert parent is not None
-    temp = f".{parent.name}.{secrets.token_hex(6)}.nbts-tmp"
+    temp = _temp_name(parent.name, "tmp")
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode & 0o7777, dir_fd=parent.fd)
         try:

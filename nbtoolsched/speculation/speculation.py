@@ -161,8 +161,10 @@ class Speculation:
     async def accept(self) -> AcceptResult:
         """Stop if running, copy the overlay back (all or nothing), return the clean messages.
 
-        Raises ``OverlayConflict`` naming every file that changed on disk meanwhile;
-        nothing is written then, and the speculation stays open (reject it, or retry).
+        Raises ``OverlayConflict`` naming every file that changed on disk meanwhile (its
+        bytes, mode or kind); nothing is written then (a commit that fails at the last
+        instant is undone; ``applied`` names any file the undo could not restore), and
+        the speculation stays open (reject it, or retry).
         """
         self._require_open("accept")
         accepted_at = time.monotonic()

@@ -9,8 +9,9 @@ _TAIL = "Nothing was changed. The user will decide how to go on."
 ALREADY_STOPPED = f"This call did not run: the speculative run had already stopped. {_TAIL}"
 
 
-def stopped_edit(path: str) -> str:
-    return f"Speculative run stopped before editing {path}: file edits need the user's approval here. {_TAIL}"
+def stopped_edit(path: str, mode: str | None = None) -> str:
+    where = f"in {mode} mode" if mode else "here"
+    return f"Speculative run stopped before editing {path}: file edits need the user's approval {where}. {_TAIL}"
 
 
 def stopped_shell(command: str) -> str:
@@ -26,4 +27,4 @@ def stopped_tool(name: str) -> str:
 
 
 def stopped_permission(name: str, why: str) -> str:
-    return f"Speculative run stopped before {name}: {why}. {_TAIL}"
+    return f"Speculative run stopped before {name}: {why.strip().rstrip('.')}. {_TAIL}"

@@ -126,3 +126,83 @@ def test_arbitrary_text_either_parses_or_raises_cell_error(body):
         assert str(err)
     else:
         assert blocks and all(b["name"] in TOOLS for b in blocks)
+
+
+# -- hostile or mistaken bodies: clear errors, bounded time and memory ---------------------------
+
+
+def _error(body: str, ns: dict | None = None) -> str:
+    with pytest.raises(CellError) as info:
+        parse(body, ns)
+    return str(info.value)
+
+
+def test_json_nested_thousands_deep_names_the_limit_and_line():
+    body = '[{"name": "Read", "input": {"x":\n' + "[" * 2000 + "]" * 2000 + "}}]"
+    assert _error(body) == "the cell is nested more than 100 levels deep (line 2); tool inputs are never that deep"
+
+
+def test_brackets_inside_json_strings_do_not_count_as_nesting():
+    deep_text = "[" * 500 + '\\" {' * 50
+    assert parse(json.dumps([{"name": "Read", "input": {"x": deep_text}}]))[0]["input"] == {"x": deep_text}
+
+
+def test_yaml_nested_thousands_deep_names_the_limit_and_line():
+    message = _error("- Grep: {pattern: a}\n- Read: " + "{a: " * 2000 + "1" + "}" * 2000)
+    assert message == "the cell is nested more than 100 levels deep (line 2, column 401)"
+    block = "- Read:\n" + "".join("  " * (i + 1) + "a:\n" for i in range(150)) + "  " * 151 + "1\n"
+    assert "nested more than 100 levels deep (line 101" in _error(block)
+
+
+def test_a_self_referencing_yaml_alias_is_a_cycle():
+    assert _error("- Read: {file_path: x}\n- Grep: {pattern: &a [*a]}") == (
+        "the cell has an alias *a inside the value it names (a cycle) (line 2, column 23)"
+    )
+
+
+def test_a_yaml_alias_bomb_stops_early():
+    levels = ["a: &a [" + ", ".join(['"lol"'] * 9) + "]"]
+    for prev, name in zip("abcde", "bcdef"):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    body = "- Read:\n    file_path: x\n    junk: {" + ", ".join(levels) + "}\n"  # 9**6 values once expanded
+    message = _error(body)
+    assert "more than 100,000 values once its aliases (*name) are expanded (line 3" in message
+
+
+def test_aliases_within_the_limit_still_work_and_give_separate_inputs():
+    blocks = parse("- Read: &r {file_path: a}\n- Read: *r\n")
+    assert [b["input"] for b in blocks] == [{"file_path": "a"}, {"file_path": "a"}]
+    assert blocks[0]["input"] is not blocks[1]["input"]
+
+
+def test_a_variable_that_contains_itself_is_refused_with_its_line():
+    looped: list = []
+    looped.append(looped)
+    itself: dict = {"file_path": "a"}
+    itself["again"] = itself
+    assert _error("- Read: {file_path: $l}", {"l": looped}) == (
+        "$l (line 1): its value contains itself (a cyclic reference); a tool input must be plain data"
+    )
+    assert _error("$l", {"l": looped}).startswith("$l (line 1): its value contains itself")
+    assert _error("- Grep: {pattern: x}\n- Read: $d", {"d": itself}).startswith("$d (line 2): its value contains itself")
+
+
+def test_a_variable_shared_twice_is_fine_and_copied():
+    opts = {"limit": 3, "models": (ToolUseBlock(id="t", name="Read"),)}
+    blocks = parse("- Grep: $o\n- Grep: $o", {"o": opts})
+    assert blocks[0]["input"] == blocks[1]["input"] == {"limit": 3, "models": [ToolUseBlock(id="t", name="Read").to_dict()]}
+    assert blocks[0]["input"] is not opts and blocks[0]["input"] is not blocks[1]["input"]
+
+
+def test_a_variable_too_large_or_too_deep_is_refused():
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    assert _error("- Read: {x: $deep}", {"deep": deep}) == "$deep (line 1): its value is nested more than 100 levels deep"
+    big = list(range(100_001))
+    assert _error("- Read: {x: $big}", {"big": big}) == "$big (line 1): its value holds more than 100,000 values"
+
+
+@pytest.mark.parametrize("body", ["- Read: {n: " + "9" * 5000 + "}", '[{"name": "Read", "input": {"n": ' + "9" * 5000 + "}}]"])
+def test_a_number_python_will_not_read_is_a_cell_error(body):
+    assert _error(body).startswith("the cell has a value that cannot be read: Exceeds the limit (4300 digits)")

@@ -60,7 +60,7 @@ async def test_read_goes_to_overlay_only_once_written(gate, space):
         (Bash(), {"command": "   "}, "bash"),
         (WebFetch(), {"url": "http://x"}, "denied_tool"),
         (Raises(), {}, "denied_tool"),
-        (Write(), {"file_path": "", "content": ""}, "unsafe_path"),
+        (Write(), {"file_path": "", "content": ""}, "denied_tool"),  # no path: like any other tool
         (Write(), {"file_path": "src", "content": ""}, "unsafe_path"),
     ],
 )
@@ -109,11 +109,12 @@ async def test_inner_gate_is_consulted_and_never_asks_a_person(space, answer):
     overlay.discard()
 
 
-async def test_inner_ask_for_a_write_still_goes_to_the_overlay(space):
+async def test_inner_ask_for_a_write_is_the_edit_boundary(space):
     overlay = Overlay(space["project"], space["session"])
     gate = SpeculationGate(overlay, nts.AbortSignal(), inner=Inner("ask"))
     decision = await gate.decide(request(Write(), space, file_path="new.txt", content="x"))
-    assert decision.allowed and decision.updated_input["file_path"].startswith(overlay.tree)
+    assert decision.behavior == "deny" and (gate.boundary.kind, gate.boundary.detail) == ("edit", "new.txt")
+    assert overlay.written == [] and "need the user's approval" in decision.message
     overlay.discard()
 
 
