@@ -22,6 +22,7 @@ from .concurrency import max_tool_use_concurrency, running_loop
 from .handle import RunHandle
 from .partition import Batch, partition_prepared
 from .resume import RunState, resumed_approver
+from .stream_queue import StreamQueue
 from .streaming import StreamingToolExecutor
 from .trace import RunEvents, Trace, TraceEvent
 
@@ -143,17 +144,22 @@ class Scheduler:
         return [o.result for o in result.outcomes]
 
     async def stream(self, blocks: Iterable[Any], *, abort: AbortSignal | None = None) -> AsyncIterator[SchedulerEvent]:
-        """Progress and results as they happen; results in completion order."""
-        queue: asyncio.Queue[SchedulerEvent | None] = asyncio.Queue()
+        """Progress and results as they happen; results in completion order.
+
+        A consumer that falls behind loses the oldest progress, never a result: at most
+        ``STREAM_PROGRESS_CAP`` progress events wait, and a ``ProgressEvent`` with data
+        ``{"dropped": n}`` says where a call's events were dropped.
+        """
+        queue = StreamQueue()
 
         def forward(event: TraceEvent) -> None:
             if event.kind == "progress":
-                queue.put_nowait(ProgressEvent(event.tool_use_id, event.tool_name, event.data.get("data"), event.time))
+                queue.put_progress(ProgressEvent(event.tool_use_id, event.tool_name, event.data.get("data"), event.time))
             elif event.kind == "finished" and event.outcome is not None:
-                queue.put_nowait(_result_event(event.outcome))
+                queue.put(_result_event(event.outcome))
 
         task = asyncio.ensure_future(self.run_outcomes(blocks, abort=abort, events=self._run_events(forward)))
-        task.add_done_callback(lambda _: queue.put_nowait(None))
+        task.add_done_callback(lambda _: queue.put(None))
         try:
             while (item := await queue.get()) is not None:
                 yield item
