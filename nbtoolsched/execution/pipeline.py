@@ -7,7 +7,10 @@ persistence -> PostToolUse / PostToolUseFailure hooks.
 Whatever happens, ``run`` returns exactly one ``CallOutcome`` holding one tool_result,
 or ends with ``CancelledError`` when its task is cancelled (an abort that the tool did
 not handle itself, or the whole run stopping): the engine then answers the call, with
-``stopped_outcome``, the one place that writes the result of a stopped call.
+``stopped_outcome``, the one place that writes the result of a stopped call. A tool's
+code that calls ``sys.exit`` (a wrapped argparse or click CLI) gets an error result; one
+that raises ``KeyboardInterrupt`` (a Ctrl-C that landed in it) is treated as the user
+stopping the run: the call gets the interrupted result and the run is aborted.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .texts import (
     sibling_cancelled,
     streaming_discarded,
     tool_crashed,
+    tool_exited,
     wrap_error,
 )
 from .validation import invalid_input_text
@@ -115,6 +119,10 @@ class CallPipeline:
         except Exception as err:  # a bug in a hook, a gate or a tool's checks
             text = tool_crashed(call.name, str(err) or type(err).__name__)
             return CallOutcome(call.tool_use_id, call.name, error_result(call.tool_use_id, text), "error")
+        except SystemExit as err:  # in validate_input, check_permissions, a hook, map_result
+            return self._error(call, tool_crashed(call.name, _exit_text(err)))
+        except KeyboardInterrupt:
+            return _interrupted(call, ctx)
 
     async def _run_checked(self, call: PreparedCall, ctx: ToolContext, approver: Any) -> CallOutcome:
         tool, parsed = call.tool, call.parsed
@@ -199,10 +207,14 @@ class CallPipeline:
             outcome = stopped_outcome(call, ctx.abort.reason or USER_ABORT)
             await self._post_failure(call, observable, ctx, outcome, INTERRUPTED, True)
             return outcome
-        except Exception as err:
-            text = format_exception(err)
+        except (Exception, SystemExit) as err:
+            text = _exit_text(err) if isinstance(err, SystemExit) else format_exception(err)
             outcome = CallOutcome(call.tool_use_id, call.name, error_result(call.tool_use_id, text), "error")
             await self._post_failure(call, observable, ctx, outcome, text, False)
+            return outcome
+        except KeyboardInterrupt:
+            outcome = _interrupted(call, ctx)
+            await self._post_failure(call, observable, ctx, outcome, INTERRUPTED, True)
             return outcome
 
         output = raw if isinstance(raw, ToolOutput) else ToolOutput(raw)
@@ -246,6 +258,20 @@ class CallPipeline:
     @staticmethod
     def _error(call: PreparedCall, text: str) -> CallOutcome:
         return CallOutcome(call.tool_use_id, call.name, error_result(call.tool_use_id, text), "error")
+
+
+def _exit_text(err: SystemExit) -> str:
+    """``sys.exit(2)`` and what it was about: argparse raises it while handling its own error."""
+    detail = ""
+    if err.__context__ is not None and not isinstance(err.__context__, SystemExit):
+        detail = str(err.__context__)
+    return tool_exited(err.code, detail)
+
+
+def _interrupted(call: PreparedCall, ctx: ToolContext) -> CallOutcome:
+    """A ``KeyboardInterrupt`` inside a tool: the user pressed Ctrl-C, so the run stops as for an abort."""
+    ctx.abort.abort(USER_ABORT)
+    return stopped_outcome(call, USER_ABORT)
 
 
 def _apply_post(outcome: CallOutcome, post: PostToolUseOutcome, event: str) -> None:

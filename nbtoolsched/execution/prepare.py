@@ -40,7 +40,7 @@ class PreparedCall:
     def interrupt_behavior(self) -> str:
         try:
             return self.tool.interrupt_behavior if self.tool is not None else "block"
-        except Exception:
+        except (Exception, SystemExit):
             return "block"
 
     def stops_for(self, reason: str) -> bool:
@@ -76,10 +76,10 @@ def _collect_references(block: Any, found: set[str]) -> None:
 
 
 def is_safe(tool: Tool, parsed: BaseModel) -> bool:
-    """Fail closed: a tool that raises while answering is not safe."""
+    """Fail closed: a tool that raises while answering (or calls ``sys.exit``) is not safe."""
     try:
         return bool(tool.is_concurrency_safe(parsed))
-    except Exception:
+    except (Exception, SystemExit):
         return False
 
 

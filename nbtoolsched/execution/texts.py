@@ -15,6 +15,7 @@ __all__ = [
     "streaming_discarded",
     "sibling_cancelled",
     "tool_crashed",
+    "tool_exited",
     "empty_output",
     "call_description",
 ]
@@ -56,6 +57,13 @@ def sibling_cancelled(failed: str) -> str:
 
 def tool_crashed(name: str, message: str) -> str:
     return wrap_error(f"Error calling tool ({name}): {message}")
+
+
+def tool_exited(code: object, detail: str = "") -> str:
+    """A tool's code called ``sys.exit`` (a wrapped argparse or click CLI, say)."""
+    shown = "" if code is None else repr(code) if not isinstance(code, int) else str(code)
+    text = f"the tool called sys.exit({shown})"
+    return f"{text}: {detail}" if detail else text
 
 
 def empty_output(name: str) -> str:

@@ -30,7 +30,7 @@ def apply_modifier(context: ToolContext, outcome: CallOutcome) -> ToolContext:
         return context
     try:
         updated = outcome.context_modifier(context)
-    except Exception:
+    except (Exception, SystemExit):  # a tool's modifier may wrap a CLI too
         return context
     return updated if isinstance(updated, ToolContext) else context
 

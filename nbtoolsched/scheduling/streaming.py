@@ -44,11 +44,16 @@ from .concurrency import max_tool_use_concurrency, running_loop
 from .partition import type_name
 from .trace import RunEvents
 
-__all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFTER_DEFERRAL"]
+__all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFTER_DEFERRAL", "PROGRESS_BACKLOG"]
 
 ToolState = Literal["queued", "executing", "completed", "yielded"]
 Update = Union[ProgressEvent, CallOutcome]
 NOT_STARTED_AFTER_DEFERRAL = "Not run yet: an earlier call in this batch is waiting for approval."
+# Progress a call may have waiting for a slow reader. Progress arrives through a plain
+# callback, so a tool cannot be made to wait for the reader; past this the oldest waiting
+# event is dropped, and the reader is told how many with a ProgressEvent whose data is
+# {"dropped": n}, ahead of the ones kept. Results are never dropped.
+PROGRESS_BACKLOG = 1000
 
 
 @dataclass(slots=True)
@@ -61,6 +66,7 @@ class TrackedTool:
     abort: AbortSignal | None = None
     outcome: CallOutcome | None = None
     pending_progress: deque[ProgressEvent] = field(default_factory=deque)
+    progress_dropped: int = 0  # progress not yet read that a full backlog pushed out
 
     @property
     def safe(self) -> bool:
@@ -409,7 +415,11 @@ class StreamingToolExecutor:
         if tracked is None or tracked.status != "executing":
             return
         event = ProgressEvent(tool_use_id, tracked.call.name, data, self.events.clock())
-        tracked.pending_progress.append(event)
+        pending = tracked.pending_progress
+        if len(pending) >= PROGRESS_BACKLOG:
+            pending.popleft()
+            tracked.progress_dropped += 1
+        pending.append(event)
         self._ready.add(tracked.call.index)
         if self.events:
             self.events.emit("progress", tool_use_id, tracked.call.name, tracked.batch, data=data)
@@ -436,6 +446,11 @@ class StreamingToolExecutor:
                 break
             self._ready.discard(index)  # progress arriving while we yield marks it again
             tracked = self.tools[index]
+            if tracked.progress_dropped:
+                first = tracked.pending_progress[0] if tracked.pending_progress else None
+                dropped, tracked.progress_dropped = tracked.progress_dropped, 0
+                when = first.time if first is not None else self.events.clock()
+                yield ProgressEvent(tracked.call.tool_use_id, tracked.call.name, {"dropped": dropped}, when)
             while tracked.pending_progress:
                 yield tracked.pending_progress.popleft()
             if tracked.status == "completed" and tracked.outcome is not None:

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-__all__ = ["TraceEvent", "RunEvents", "Trace", "EVENT_KINDS"]
+__all__ = ["TraceEvent", "RunEvents", "Trace", "EVENT_KINDS", "PROGRESS_KEPT"]
+
+PROGRESS_KEPT = 50  # per call, a trace keeps its first and its last this many progress events
 
 EVENT_KINDS = (
     "queued",
     "started",
     "progress",
+    "progress_dropped",  # data: {"count": n}, the progress events a trace did not keep
     "permission_asked",
     "permission_answered",
     "finished",
@@ -78,13 +82,53 @@ class RunEvents:
 
 
 class Trace:
-    """A recorded run; attach with ``events.subscribe(trace.record)``."""
+    """A recorded run; attach with ``events.subscribe(trace.record)``.
 
-    def __init__(self, events: Iterable[TraceEvent] = ()) -> None:
-        self.events: list[TraceEvent] = list(events)
+    Bounded: of each call's progress events it keeps the first and the last
+    ``keep_progress`` and, in between, one ``progress_dropped`` event that counts the
+    rest (spans still count them all). A command printing millions of lines costs a
+    trace a hundred events, not millions. The last ones are settled into ``events``
+    when the call finishes, or when the trace is read.
+    """
+
+    def __init__(self, events: Iterable[TraceEvent] = (), *, keep_progress: int = PROGRESS_KEPT) -> None:
+        self._events: list[TraceEvent] = list(events)
+        self.keep_progress = keep_progress
+        self._progress_seen: dict[str, int] = {}
+        self._recent: dict[str, deque[TraceEvent]] = {}  # progress past the first ones, not yet settled
+        self._dropped: dict[str, int] = {}
+
+    @property
+    def events(self) -> list[TraceEvent]:
+        if self._recent:
+            for tool_use_id in list(self._recent):
+                self._settle(tool_use_id)
+        return self._events
 
     def record(self, event: TraceEvent) -> None:
-        self.events.append(event)
+        key = event.tool_use_id
+        if event.kind == "progress" and key:
+            seen = self._progress_seen[key] = self._progress_seen.get(key, 0) + 1
+            if seen > self.keep_progress:
+                recent = self._recent.get(key)
+                if recent is None:
+                    recent = self._recent[key] = deque(maxlen=self.keep_progress)
+                if len(recent) == self.keep_progress:
+                    self._dropped[key] = self._dropped.get(key, 0) + 1
+                recent.append(event)
+                return
+        elif event.kind == "finished" and key in self._recent:
+            self._settle(key)
+        self._events.append(event)
+
+    def _settle(self, key: str) -> None:
+        """Put a call's held-back last progress events, and the count of the dropped ones, in ``events``."""
+        recent = self._recent.pop(key)
+        dropped = self._dropped.pop(key, 0)
+        if dropped:
+            first = recent[0]
+            self._events.append(TraceEvent("progress_dropped", first.time, key, first.tool_name, first.batch, {"count": dropped}))
+        self._events.extend(recent)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -143,6 +187,8 @@ class Span:
             self.status = "executing"
         elif e.kind == "progress":
             self.progress += 1
+        elif e.kind == "progress_dropped":
+            self.progress += int(e.data.get("count", 0))
         elif e.kind == "finished":
             self.finished = e.time
             self.status = str(e.data.get("status", "completed"))

@@ -2,8 +2,12 @@
 
 Read-only (and so concurrency-safe and auto-allowed) is decided by the shell layer's
 tree-sitter analysis, failing closed. The command runs under ``bash -c`` in a new
-session, so an abort, a timeout or a cancelled task can kill everything it started
-(grandchildren included) and reap it: nothing is left running, no pipe left open.
+session, marked so that its descendants can be found even after they leave the group
+(``bash_processes``). When the call ends, by exit, timeout, abort or cancel, everything
+it started is stopped and the result says what was still running, and what could not
+be stopped. Claude Code leaves ``cmd &`` jobs of a foreground call running (orphaned,
+see anthropics/claude-code#93794); we stop them, since nothing here could manage them
+later. Output is kept bounded and throttled (``bash_output``).
 """
 
 from __future__ import annotations
@@ -12,12 +16,16 @@ import asyncio
 import functools
 import os
 import signal
+import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..tool import INTERRUPT, AbortError, Decision, DecisionReason, Tool, ToolContext, ToolOutput, Validation
+from .bash_output import ProgressThrottle, StreamCapture
+from .bash_processes import MARKER_VAR, new_marker, stop_processes, stopped_note, survivors_note
 
 __all__ = ["BashTool", "BashInput", "BashResult", "DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS"]
 
@@ -25,8 +33,6 @@ DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 TERM_GRACE_S = 0.3  # SIGTERM, then SIGKILL: the whole kill stays well under a second
 PIPE_GRACE_S = 2.0  # after the command exits, how long stray writers may keep its pipes open
-MAX_CAPTURE_CHARS = 5_000_000  # per stream; the pipeline persists anything past 30,000
-MAX_PROGRESS_LINE = 10_000
 CHUNK = 65_536
 SHELL = "/bin/bash"
 
@@ -35,6 +41,8 @@ _PROMPT = """Runs a bash command and returns its output (stdout, then stderr) an
 - The command runs in the session's working directory with no stdin; output lines stream as progress.
 - Default timeout 2 minutes (`timeout` in milliseconds, at most 600000); on timeout the command and
   everything it started are killed.
+- Background processes (`cmd &`, nohup, setsid) are stopped when the command finishes.
+- Very large output is cut to its head and tail; the whole of it is saved to a file whose path is given.
 - Prefer the dedicated tools for files: Read, Edit, Write, Glob, Grep.
 - Read-only commands (ls, cat, git status, grep...) run in parallel with other read-only calls and
   need no approval; anything else runs alone and may need permission.
@@ -62,7 +70,9 @@ class BashResult:
     stderr: str = ""
     exit_code: int | None = None
     timed_out: bool = False
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # shown after the output
+    lead_notes: list[str] = field(default_factory=list)  # shown before it (the output was cut)
+    survivors: int = 0  # processes it started that could not be stopped
 
 
 # -- the shell layer, imported late and never trusted to be there -----------------------
@@ -141,7 +151,10 @@ class BashTool(Tool):
     async def call(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
         timeout_s = (input.timeout or DEFAULT_TIMEOUT_MS) / 1000
         env = command_env(read_only=self.is_read_only(input))
-        result = await run_command(input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress)
+        result = await run_command(
+            input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress,
+            save_dir=ctx.session_dir / "tool-results",
+        )
         return to_output(result, benign=result.exit_code is not None and benign_exit(input.command, result.exit_code))
 
 
@@ -166,39 +179,54 @@ async def run_command(
     abort: Any = None,
     progress: Callable[[Any], None] | None = None,
     ignore: tuple[str, ...] = (INTERRUPT,),
+    save_dir: Path | None = None,
 ) -> BashResult:
-    """Run ``command`` to completion, timeout or abort; the group is always gone on return.
+    """Run ``command`` to completion, timeout or abort; everything it started is gone on return.
 
     Raises ``AbortError`` when ``abort`` fires (for a reason not in ``ignore``: a new
     user message does not stop a command) and ``CancelledError`` when cancelled, in
-    both cases after killing and reaping the whole process group.
+    both cases after stopping every process it started. A stream that outgrows what is
+    kept in memory is written in full to a file in ``save_dir``.
     """
     if not os.path.isdir(cwd):
         raise FileNotFoundError(f"the working directory {cwd} does not exist")
-    proc = await _spawn(command, cwd, env)
+    marker = new_marker()
+    env = {**(env if env is not None else os.environ), MARKER_VAR: marker}  # every descendant inherits it
+    proc = await _spawn(command, cwd, env, marker)
     result = BashResult(command)
-    out, err = _Capture("stdout", progress), _Capture("stderr", progress)
-    readers = [asyncio.ensure_future(out.pump(proc.stdout)), asyncio.ensure_future(err.pump(proc.stderr))]
+    throttle = ProgressThrottle(progress) if progress is not None else None
+    stem = f"bash-{uuid.uuid4().hex[:12]}"
+    out, err = (StreamCapture(name, throttle, save_dir and save_dir / f"{stem}-{name}.txt") for name in ("stdout", "stderr"))
+    readers = [asyncio.ensure_future(out.pump(proc.stdout, CHUNK)), asyncio.ensure_future(err.pump(proc.stderr, CHUNK))]
     aborted = asyncio.Event()
     remove = abort.on_abort(lambda reason: reason in ignore or aborted.set()) if abort is not None else _noop
     try:
         outcome = await _wait(proc, aborted, timeout)
-        if outcome == "exited":
-            await _drain_after_exit(proc, readers, result)
-        else:
-            await kill_group(proc)
-            if not await _finish_readers(readers, 1.0):
-                _stop_reading(proc, readers)
+        held = outcome == "exited" and not await _finish_readers(readers, PIPE_GRACE_S)
+        stopped = await stop_processes(proc, marker, TERM_GRACE_S)
+        if held or outcome != "exited":
+            await _give_up_reading(proc, readers)
+        if held:
+            result.notes.append("background processes kept the output open after the command exited; their later output is not included")
+        # On a timeout or an abort, stopping everything is what was asked: only failures are news.
+        notes = [stopped_note(stopped, "when the command finished") if outcome == "exited" else None, survivors_note(stopped)]
+        result.notes.extend(note for note in notes if note)
+        result.survivors = len(stopped.survivors)
         if outcome == "aborted":
             raise AbortError(abort.reason if abort is not None else "aborted")
         if outcome == "timeout":
             result.timed_out = True
     except BaseException:
-        await _cleanup(proc, readers)
+        await _cleanup(proc, readers, marker)
         raise
     finally:
         remove()
+        if throttle is not None:
+            throttle.flush()
+        out.close()
+        err.close()
     result.stdout, result.stderr = out.text(), err.text()
+    result.lead_notes = [n for n in (out.notice(), err.notice()) if n]
     result.exit_code = proc.returncode
     return result
 
@@ -225,30 +253,23 @@ async def _until_exit(proc: asyncio.subprocess.Process, poll: float = 0.02) -> i
     return proc.returncode
 
 
-async def _drain_after_exit(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]], result: BashResult) -> None:
-    """The shell is done; background children it left in its group must not hold the pipes forever."""
-    if await _finish_readers(readers, PIPE_GRACE_S):
-        return
-    await kill_group(proc)
-    if not await _finish_readers(readers, 1.0):
-        _stop_reading(proc, readers)
-    result.notes.append(
-        "background processes kept the output open after the command exited; "
-        "they were stopped or left running, and their later output is not included"
-    )
-
-
 async def _finish_readers(readers: list[asyncio.Future[None]], grace: float) -> bool:
     _, pending = await asyncio.wait(readers, timeout=grace)
     return not pending
 
 
-async def _spawn(command: str, cwd: str, env: dict[str, str] | None) -> asyncio.subprocess.Process:
-    """Start the shell in its own process group; a cancel during the start still kills the group.
+async def _give_up_reading(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:
+    """Everything was signalled: read what is still buffered, then close the pipes."""
+    if not await _finish_readers(readers, 1.0):
+        _stop_reading(proc, readers)
+
+
+async def _spawn(command: str, cwd: str, env: dict[str, str], marker: str) -> asyncio.subprocess.Process:
+    """Start the shell in its own process group; a cancel during the start still stops everything.
 
     Cancelling ``create_subprocess_exec`` itself would kill only the shell and then wait
     for its pipes, which a background child (``sleep 120 &``) can hold for minutes. So the
-    start is shielded, and a cancel that arrives meanwhile kills the whole group after it.
+    start is shielded, and a cancel that arrives meanwhile stops the lot after it.
     """
     spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
         SHELL, "-c", command, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
@@ -261,14 +282,14 @@ async def _spawn(command: str, cwd: str, env: dict[str, str] | None) -> asyncio.
             proc = await spawn
         except Exception:
             raise asyncio.CancelledError from None
-        await _cleanup(proc, [])
+        await _cleanup(proc, [], marker)
         raise
 
 
-async def _cleanup(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:
-    """On cancellation or an error: kill, reap, stop reading; shielded so it completes."""
+async def _cleanup(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]], marker: str) -> None:
+    """On cancellation or an error: stop everything, stop reading; shielded so it completes."""
     async def go() -> None:
-        await kill_group(proc)
+        await stop_processes(proc, marker, TERM_GRACE_S)
         _stop_reading(proc, readers)
         await asyncio.gather(*readers, return_exceptions=True)
 
@@ -280,23 +301,8 @@ async def _cleanup(proc: asyncio.subprocess.Process, readers: list[asyncio.Futur
         raise
 
 
-async def kill_group(proc: asyncio.subprocess.Process, grace: float = TERM_GRACE_S) -> None:
-    """SIGTERM the process group, SIGKILL whatever is left after ``grace``, reap the leader."""
-    pgid = proc.pid  # start_new_session=True: the leader's pid is the group id
-    _signal_group(pgid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(_until_exit(proc), grace)
-    except asyncio.TimeoutError:
-        pass
-    _signal_group(pgid, signal.SIGKILL)  # stragglers that ignored SIGTERM, grandchildren
-    try:
-        await asyncio.wait_for(_until_exit(proc), 1.0)
-    except asyncio.TimeoutError:
-        pass
-
-
 def _stop_reading(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:
-    """Give up on pipes held open by a process outside the group: stop reading, close them."""
+    """Give up on pipes held open by a process we could not stop: stop reading, close them."""
     for reader in readers:
         reader.cancel()
     transport = getattr(proc, "_transport", None)
@@ -304,71 +310,28 @@ def _stop_reading(proc: asyncio.subprocess.Process, readers: list[asyncio.Future
         transport.close()
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-class _Capture:
-    """Reads one pipe in chunks, streams each line as progress, keeps a bounded copy."""
-
-    def __init__(self, stream: str, progress: Callable[[Any], None] | None) -> None:
-        self.stream = stream
-        self.progress = progress
-        self.parts: list[str] = []
-        self.size = 0
-        self.dropped = 0
-
-    async def pump(self, reader: asyncio.StreamReader | None) -> None:
-        if reader is None:
-            return
-        pending = b""
-        while chunk := await reader.read(CHUNK):
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for raw in lines:
-                self._line(raw.decode("utf-8", errors="replace"), "\n")
-        if pending:
-            self._line(pending.decode("utf-8", errors="replace"), "")
-
-    def _line(self, line: str, end: str) -> None:
-        if self.progress is not None:
-            self.progress({"stream": self.stream, "line": line[:MAX_PROGRESS_LINE]})
-        text = line + end
-        if self.size + len(text) > MAX_CAPTURE_CHARS:
-            self.dropped += len(text)
-            return
-        self.parts.append(text)
-        self.size += len(text)
-
-    def text(self) -> str:
-        out = "".join(self.parts)
-        if self.dropped:
-            out += f"\n[{self.dropped} more characters of {self.stream} were not kept]\n"
-        return out
-
-
 # -- the result the model reads ----------------------------------------------------------
 
 
 def to_output(result: BashResult, *, benign: bool = False) -> ToolOutput:
-    body = _join(result.stdout, result.stderr)
+    lead = [f"({note})" for note in result.lead_notes]
+    body = _join(*lead, result.stdout, result.stderr)
     notes = [f"({note})" for note in result.notes]
     code = result.exit_code
     if result.timed_out:
-        text = _join("Command timed out and was killed (with everything it started).", body, *notes)
+        killed = "with everything it started" if not result.survivors else "but not everything it started could be stopped"
+        text = _join(f"Command timed out and was killed ({killed}).", body, *notes)
         return ToolOutput(result, content=text, is_error=True, exit_code=code)
     if code == 0:
         return ToolOutput(result, content=_join(body, *notes), exit_code=0)
     if code is not None and code < 0:
-        text = _join(f"Command was killed by signal {_signal_name(-code)}.", result.stderr, result.stdout, *notes)
+        text = _join(f"Command was killed by signal {_signal_name(-code)}.", *lead, result.stderr, result.stdout, *notes)
         return ToolOutput(result, content=text, is_error=True, exit_code=code)
     if benign:
         text = _join(body, f"(exit code {code}: for this command that is an ordinary answer, not a failure)", *notes)
         return ToolOutput(result, content=text, exit_code=code)
-    return ToolOutput(result, content=_join(f"Exit code {code}", result.stderr, result.stdout, *notes), is_error=True, exit_code=code)
+    text = _join(f"Exit code {code}", *lead, result.stderr, result.stdout, *notes)
+    return ToolOutput(result, content=text, is_error=True, exit_code=code)
 
 
 def _join(*parts: str) -> str:

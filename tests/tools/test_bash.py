@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
+import signal
 import subprocess
 import time
+import tracemalloc
 from pathlib import Path
+from typing import Callable, Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -16,7 +20,9 @@ import nbtoolsched as nts
 from nbtoolsched.registry import ToolRegistry
 from nbtoolsched.tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
 from nbtoolsched.tools import bash as bash_module
-from nbtoolsched.tools.bash import BashInput, BashResult, BashTool, _Capture, command_env, to_output
+from nbtoolsched.tools import bash_processes
+from nbtoolsched.tools.bash import BashInput, BashResult, BashTool, command_env, to_output
+from nbtoolsched.tools.bash_output import ProgressThrottle, StreamCapture
 from nbtoolsched.tools.sleep import SleepTool
 
 REAP_PATIENCE = 15.0  # orphans are reaped by init, which may take a moment on a busy machine
@@ -293,6 +299,193 @@ async def test_a_benign_exit_does_not_cancel_siblings(sched: nts.Scheduler, tmp_
     assert outcomes["slow"].status == "completed" and outcomes["slow"].result.text == "x"
 
 
+# -- output: linear, bounded, throttled ------------------------------------------------------------
+
+
+class Progress:
+    """A listener that counts a call's progress and keeps the last few events."""
+
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+        self.count = 0
+
+    def __call__(self, event: nts.TraceEvent) -> None:
+        if event.kind == "progress":
+            self.count += 1
+            self.events.append(event.data["data"])
+            del self.events[:-5]
+
+
+async def test_a_few_lines_stream_one_event_each(sched: nts.Scheduler) -> None:
+    seen = Progress()
+    sched.events.subscribe(seen)
+    [result] = await sched.run([use("printf 'a\\nb\\nc'")])
+    assert result.text == "a\nb\nc"
+    assert seen.events == [{"stream": "stdout", "line": line} for line in "abc"]
+
+
+async def test_a_flood_of_lines_is_folded_into_few_progress_events(sched: nts.Scheduler) -> None:
+    seen = Progress()
+    sched.events.subscribe(seen)
+    await sched.run([use("seq 1 200000")])
+    # Bounded by time (20 lines per 50 ms, plus one folded event), not by lines: 2 million
+    # lines cost the same. 20,000 leaves room for a machine 50 times slower than ours.
+    assert seen.count < 20_000
+    assert seen.events[-1] == {"stream": "stdout", "line": "200000", "lines": seen.events[-1].get("lines", 1)}
+
+
+async def test_memory_stays_flat_in_the_number_of_lines_with_the_trace_on(sched: nts.Scheduler) -> None:
+    peaks = {}
+    for lines in (50_000, 400_000):
+        tracemalloc.start()
+        try:
+            [result] = await sched.run([use(f"seq 1 {lines}")])
+            peaks[lines] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert not result.is_error
+        assert sched.last_trace is not None and len(sched.last_trace) < 120
+    assert peaks[400_000] < 16_000_000, peaks  # was about 240 MB: a trace event per line, each line kept
+    assert peaks[400_000] < 3 * peaks[50_000] + 4_000_000, peaks
+
+
+async def test_a_huge_output_is_saved_whole_and_shown_as_head_and_tail(sched: nts.Scheduler, tmp_path: Path) -> None:
+    [result] = await sched.run([use("seq 1 300000")])
+    text = result.text
+    assert "<persisted-output>" not in text and len(text) < 30_000  # shown inline, not persisted again
+    assert text.startswith("(stdout was 1,988,895 bytes") and "\n1\n2\n3\n" in text and text.endswith("\n299999\n300000")
+    assert "bytes of stdout cut here; all of it is saved in" in text
+    [saved] = (tmp_path / "session" / "tool-results").glob("bash-*-stdout.txt")
+    assert str(saved) in text
+    assert saved.read_text().splitlines() == [str(i) for i in range(1, 300_001)]
+
+
+async def test_a_32_mb_line_keeps_its_head_and_tail_in_little_memory(tmp_path: Path) -> None:
+    events: list[dict] = []
+    ctx = ToolContext(tmp_path, session_dir=tmp_path / "session", progress=lambda _id, data: events.append(data))
+    command = "head -c 33554432 /dev/zero | tr '\\0' a; echo; echo end"
+    tracemalloc.start()
+    try:
+        output = await BashTool().call(BashInput(command=command), ctx)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16_000_000, peak  # was 64 MB and more: the pending line was copied for every chunk
+    stdout = output.data.stdout
+    head, cut, tail = stdout.partition(" bytes of stdout cut here")
+    assert head.startswith("a" * 6000) and cut and tail.endswith("a" * 4000 + "\nend\n")
+    [long_line] = [e["line"] for e in events if len(e["line"]) > 100]
+    assert long_line.startswith("a" * 5000) and long_line.endswith("a" * 5000) and "33,544,432 bytes cut" in long_line
+    assert {"stream": "stdout", "line": "end"} in events
+
+
+# -- nothing outlives its call ------------------------------------------------------------------
+
+
+def sleeping(tag: str) -> list[int]:
+    """Live ``sleep <tag>`` processes (zombies waiting for a reaper do not count)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if argv[:2] == [b"sleep", tag.encode()] and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.fixture
+def sleeper() -> Iterator[Callable[[], str]]:
+    """Unique ``sleep`` durations; whatever of them still runs after the test is killed by pid."""
+    tags: list[str] = []
+
+    def make() -> str:
+        tags.append(f"{1000 + len(tags)}.{random.randrange(10**8):08d}")
+        return tags[-1]
+
+    yield make
+    for tag in tags:
+        for pid in sleeping(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+async def wait_sleeping(tag: str, patience: float = 10.0) -> None:
+    deadline = time.monotonic() + patience
+    while not sleeping(tag):
+        assert time.monotonic() < deadline, f"sleep {tag} never started"
+        await asyncio.sleep(0.02)
+
+
+LEFT_RUNNING = {
+    "background": "sleep {t} >/dev/null 2>&1 &",
+    "nohup": "nohup sleep {t} >/dev/null 2>&1 &",
+    "double fork": "( ( sleep {t} >/dev/null 2>&1 & ) & )",
+    "setsid": "setsid sleep {t} >/dev/null 2>&1 &",
+    "setsid holding the pipes": "setsid sleep {t} &",
+}
+
+
+@pytest.mark.parametrize("shape", list(LEFT_RUNNING))
+async def test_what_a_command_leaves_running_is_stopped_and_named(sched: nts.Scheduler, sleeper: Callable[[], str], shape: str) -> None:
+    tag = sleeper()
+    [result] = await sched.run([use("echo started; " + LEFT_RUNNING[shape].format(t=tag))])
+    assert sleeping(tag) == []
+    assert not result.is_error and result.text.startswith("started")
+    assert "1 process the command started was still running and stopped when the command finished: sleep (pid " in result.text
+    assert ("had left the command's process group" in result.text) == shape.startswith("setsid")
+
+
+async def test_a_timeout_stops_what_left_the_group(sched: nts.Scheduler, sleeper: Callable[[], str]) -> None:
+    tag = sleeper()
+    [result] = await sched.run([use(f"setsid sleep {tag} & wait", timeout=1000)])
+    assert result.is_error and "timed out and was killed (with everything it started)" in result.text
+    assert sleeping(tag) == []
+
+
+async def test_an_abort_stops_what_left_the_group(sched: nts.Scheduler, sleeper: Callable[[], str]) -> None:
+    tag = sleeper()
+    abort = AbortSignal()
+    task = asyncio.ensure_future(sched.run_outcomes([use(f"setsid sleep {tag} & wait")], abort=abort))
+    await wait_sleeping(tag)
+    abort.abort(USER_ABORT)
+    [outcome] = (await asyncio.wait_for(task, 10)).outcomes
+    assert outcome.status == "cancelled"
+    assert sleeping(tag) == []
+
+
+async def test_a_cancel_stops_what_left_the_group(tmp_path: Path, sleeper: Callable[[], str]) -> None:
+    tag = sleeper()
+    task = asyncio.ensure_future(BashTool().call(BashInput(command=f"setsid sleep {tag} & wait"), ToolContext(tmp_path)))
+    await wait_sleeping(tag)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+    assert sleeping(tag) == []
+
+
+async def test_what_could_not_be_stopped_is_said(sched: nts.Scheduler, sleeper: Callable[[], str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # A process we may not signal (another user's, say), played by one whose signals are lost.
+    monkeypatch.setattr(bash_processes._Target, "signal", lambda self, sig: None)
+    tag = sleeper()
+    [result] = await sched.run([use(f"setsid sleep {tag} >/dev/null 2>&1 & sleep 5", timeout=500)])
+    assert len(sleeping(tag)) == 1
+    assert "timed out and was killed (but not everything it started could be stopped)" in result.text
+    assert "1 process it started could not be stopped and may still be running: sleep (pid " in result.text
+
+
+async def test_without_proc_the_group_is_still_stopped(sched: nts.Scheduler, sleeper: Callable[[], str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(bash_processes, "PROC_ROOT", tmp_path / "no-proc")
+    tag = sleeper()
+    [result] = await sched.run([use(f"sleep {tag} >/dev/null 2>&1 &")])
+    assert sleeping(tag) == []
+    assert "left in its process group were stopped when the command finished" in result.text
+    assert "processes that left the group cannot be found" in result.text
+
+
 # -- invariants ----------------------------------------------------------------------------------
 
 
@@ -304,17 +497,37 @@ class _FakeReader:
         return self.chunks.pop(0) if self.chunks else b""
 
 
+def _expected_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return lines[:-1] if text.endswith("\n") or not text else lines
+
+
+def check_progress(events: list[dict], expected: list[str]) -> None:
+    """Folded events carry the latest line and how many lines they stand for: together, every line once."""
+    seen = 0
+    for event in events:
+        seen += event.get("lines", 1)
+        assert event["line"] == expected[seen - 1]
+    assert seen == len(expected)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=400), st.lists(st.integers(min_value=0, max_value=400), max_size=8))
 def test_capture_is_independent_of_chunking(data: bytes, cuts: list[int]) -> None:
     points = sorted({c for c in cuts if 0 < c < len(data)})
     chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)]) if data[a:b]]
-    lines: list[dict] = []
-    capture = _Capture("stdout", lines.append)
-    asyncio.run(capture.pump(_FakeReader(chunks)))  # type: ignore[arg-type]
+    events: list[dict] = []
+
+    async def go() -> StreamCapture:
+        capture = StreamCapture("stdout", ProgressThrottle(events.append, burst=3))
+        await capture.pump(_FakeReader(chunks))  # type: ignore[arg-type]
+        capture.throttle.flush()  # type: ignore[union-attr]
+        return capture
+
+    capture = asyncio.run(go())
     expected = "\n".join(part.decode("utf-8", errors="replace") for part in data.split(b"\n"))
     assert capture.text() == expected
-    assert [line["line"] for line in lines] == (expected.split("\n")[:-1] if expected.endswith("\n") else expected.split("\n") if data else [])
+    check_progress(events, _expected_lines(expected))
 
 
 @given(st.integers(min_value=-64, max_value=255), st.booleans(), st.booleans(), st.text(max_size=30), st.text(max_size=30))
