@@ -7,11 +7,29 @@ progress, and hands back exactly one ``tool_result`` per ``tool_use``, in order.
 
 from .agent import Agent, AgentResult, validate_transcript
 from .execution import CallOutcome, CallPipeline, PreparedCall
-from .messages import (
+from .events import (
+    AgentFinished,
+    AgentStarted,
+    ApprovalAnswered,
+    ApprovalAsked,
+    CallQueued,
+    CallStarted,
+    CallState,
     ContextEvent,
-    Message,
+    ModelBlock,
+    ModelFinished,
+    ProgressDropped,
     ProgressEvent,
     ResultEvent,
+    RunFinished,
+    RunStarted,
+    StreamFailed,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+)
+from .messages import (
+    Message,
     TextBlock,
     ToolReferenceBlock,
     ToolResultBlock,
@@ -29,7 +47,6 @@ from .scheduling import (
     Scheduler,
     StreamingToolExecutor,
     Trace,
-    TraceEvent,
     max_tool_use_concurrency,
     merge_capped,
     partition_tool_calls,
@@ -61,6 +78,21 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'nbtoolsched' has no attribute {name!r}")
 
 __all__ = [
+    "AgentFinished",
+    "AgentStarted",
+    "ApprovalAnswered",
+    "ApprovalAsked",
+    "CallQueued",
+    "CallStarted",
+    "ModelBlock",
+    "ModelFinished",
+    "ProgressDropped",
+    "RunFinished",
+    "RunStarted",
+    "StreamFailed",
+    "TextDelta",
+    "TurnFinished",
+    "TurnStarted",
     "AbortError",
     "AbortSignal",
     "Agent",
@@ -71,6 +103,7 @@ __all__ = [
     "Batch",
     "CallOutcome",
     "CallPipeline",
+    "CallState",
     "ContextEvent",
     "Decision",
     "DecisionReason",
@@ -108,7 +141,6 @@ __all__ = [
     "ToolResultBlock",
     "ToolUseBlock",
     "Trace",
-    "TraceEvent",
     "Turn",
     "validate_transcript",
     "Validation",

@@ -94,10 +94,12 @@ async def run_demo(out: Any = print) -> list[nts.ToolResultBlock]:
         start = time.monotonic()
         handle = sched.submit(BATCH)
 
-        def show(event: nts.TraceEvent) -> None:
-            if event.kind in ("started", "finished", "progress"):
-                detail = event.data.get("status", "") if event.kind == "finished" else event.data.get("data", "")
-                out(f"{(event.time - start) * 1000:6.0f} ms  {event.tool_use_id}  {event.tool_name:<5} {event.kind:<9} {detail}")
+        def show(event: object) -> None:
+            match event:
+                case nts.CallStarted() | nts.ProgressEvent() | nts.ResultEvent():
+                    detail = {nts.ResultEvent: "status", nts.ProgressEvent: "data"}.get(type(event), "")
+                    text = getattr(event, detail, "") if detail else ""
+                    out(f"{(event.time - start) * 1000:6.0f} ms  {event.tool_use_id}  {event.tool_name:<5} {event.kind:<9} {text}")
 
         handle.subscribe(show)
         results = await handle

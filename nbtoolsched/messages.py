@@ -1,4 +1,4 @@
-"""Content blocks in the Anthropic Messages shape, and the scheduler's events.
+"""Content blocks in the Anthropic Messages shape.
 
 Blocks come in as dicts (straight from a model's answer) or as models, and go out as
 dicts that round-trip exactly: a field that was not given is not invented on the way
@@ -7,7 +7,6 @@ out, and fields we do not know (``cache_control``, ``citations``...) are kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -186,47 +185,3 @@ def _first_error(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "block"
     return f"{where}: {first['msg']}"
-
-
-# ---------------------------------------------------------------------------
-# Scheduler events: what a consumer of ``Scheduler.stream`` sees.
-# ---------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class ProgressEvent:
-    """A tool said something while running; delivered at once, never held back."""
-
-    tool_use_id: str
-    tool_name: str
-    data: Any
-    time: float = 0.0
-
-    kind: Literal["progress"] = "progress"
-
-
-@dataclass(slots=True)
-class ResultEvent:
-    """A call is finished: its one tool_result and whatever travels with it."""
-
-    tool_use_id: str
-    tool_name: str
-    result: ToolResultBlock
-    status: str
-    attachments: list[TextBlock] = field(default_factory=list)
-    prevent_continuation: bool = False
-    stop_reason: str | None = None
-
-    kind: Literal["result"] = "result"
-
-
-@dataclass(slots=True)
-class ContextEvent:
-    """The shared tool context changed (a context modifier was applied)."""
-
-    context: Any
-
-    kind: Literal["context"] = "context"
-
-
-SchedulerEvent = Union[ProgressEvent, ResultEvent, ContextEvent]

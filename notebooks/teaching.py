@@ -17,7 +17,7 @@ from IPython.display import SVG
 
 from nbtoolsched import Trace
 from nbtoolsched.scheduling.timeline import render_svg_timeline
-from nbtoolsched.scheduling.trace import Span
+from nbtoolsched.events import CallState
 
 __all__ = [
     "scratch_project", "spans", "overlapped", "start_order", "finish_order", "describe_run", "timeline", "flow_diagram",
@@ -45,17 +45,17 @@ def _clean_up() -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def spans(trace: Trace) -> dict[str, Span]:
+def spans(trace: Trace) -> dict[str, CallState]:
     """One span per call, by tool_use_id."""
-    return {s.tool_use_id: s for s in trace.spans()}
+    return {s.tool_use_id: s for s in trace.states()}
 
 
 def overlapped(trace: Trace, a: str, b: str) -> bool:
     """Did calls ``a`` and ``b`` run at the same time (each started before the other finished)?"""
     s, t = spans(trace)[a], spans(trace)[b]
-    if None in (s.started, s.finished, t.started, t.finished):
+    if None in (s.started_at, s.finished_at, t.started_at, t.finished_at):
         return False
-    return s.started < t.finished and t.started < s.finished  # type: ignore[operator]
+    return s.started_at < t.finished_at and t.started_at < s.finished_at  # type: ignore[operator]
 
 
 def _ordered(trace: Trace, kind: str) -> list[str]:
@@ -79,7 +79,7 @@ def describe_run(trace: Trace, ids: Iterable[str] | None = None) -> str:
     lines = []
     for key in keys:
         s = by_id[key]
-        lines.append(f"batch {s.batch}  {s.tool_use_id:<{id_w}}  {s.tool_name:<{name_w}}  {s.status:<10} progress x{s.progress}")
+        lines.append(f"batch {s.batch}  {s.tool_use_id:<{id_w}}  {s.tool_name:<{name_w}}  {s.status:<10} progress x{s.progress_count}")
     return "\n".join(lines)
 
 

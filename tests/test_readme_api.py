@@ -31,7 +31,7 @@ async def test_the_readme_sketch_runs(tmp_path: Path, monkeypatch) -> None:
     events = [e async for e in sched.stream(blocks[:2])]
     assert {type(e).__name__ for e in events} == {"ResultEvent"}
     run = sched.submit(blocks[:1])
-    assert len(await run) == 1 and run.states["a"].state == "completed"
+    assert len(await run) == 1 and run.states["a"].status == "completed"
     assert [b.names for b in nts.partition_tool_calls(blocks, registry)] == [["word_count", "Read"], ["Edit"]]
 
     model = nts.ScriptedModel([[tool_use("Read", file_path="notes.txt")], "done"])

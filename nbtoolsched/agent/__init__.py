@@ -1,12 +1,11 @@
 """The agent loop: stream a model's answer, run its tool calls, feed the results back."""
 
 from .assembler import FinishedBlock, StreamAssembler, collect
-from .loop import AGENT_EVENT_KINDS, Agent, AgentResult, StopReason
+from .loop import Agent, AgentResult, StopReason
 from .protocol import Model, ModelError
 from .transcript import InvalidTranscript, answer_dangling, transcript_problems, validate_transcript
 
 __all__ = [
-    "AGENT_EVENT_KINDS",
     "Agent",
     "AgentResult",
     "FinishedBlock",

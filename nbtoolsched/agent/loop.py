@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Literal
 
@@ -24,31 +25,21 @@ from ..execution import CallOutcome, discovered_tools
 from ..execution.results import error_result
 from ..messages import Block, TextBlock, ToolResultBlock, ToolUseBlock
 from ..registry import ToolRegistry
-from ..scheduling import RunEvents, Scheduler, StreamingToolExecutor, Trace, TraceEvent, TrackedTool
+from ..events import AgentFinished, AgentStarted, ModelBlock, ModelFinished, StreamFailed, TextDelta, TurnFinished, TurnStarted
+from ..scheduling import RunEvents, Scheduler, StreamingToolExecutor, Trace, TrackedTool
 from ..tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
 from . import texts
 from .assembler import FinishedBlock, StreamAssembler
 from .protocol import Model, ModelError
 from .transcript import answer_dangling, as_dict
 
-__all__ = ["Agent", "AgentResult", "StopReason", "AGENT_EVENT_KINDS"]
+__all__ = ["Agent", "AgentResult", "StopReason"]
 
 StopReason = Literal[
     "end_turn", "max_turns", "max_messages", "aborted_streaming", "aborted_tools", "hook_stopped", "model_error"
 ]
 
-# Event kinds the loop adds to the scheduler's (queued, started, progress, finished...).
-AGENT_EVENT_KINDS = (
-    "agent_started",  # data: prompt given or not, messages so far
-    "turn_started",  # data: turn
-    "model_block",  # a content block finished streaming; data: turn, index, type (+ tool_use_id/tool_name)
-    "model_finished",  # the stream ended; data: turn, stop_reason, blocks
-    "stream_failed",  # data: turn, error_kind, message, will_retry
-    "turn_finished",  # data: turn, tool_uses, stop (None when the loop goes on)
-    "agent_finished",  # data: stop_reason, turns; outcome: the AgentResult
-)
-
-Listener = Callable[[TraceEvent], None]
+Listener = Callable[[Any], None]
 
 
 @dataclass
@@ -137,7 +128,6 @@ class Agent:
         self.streaming = streaming
         self.stream_retries = stream_retries
         self._listeners: list[Listener] = [on_event] if on_event is not None else []
-        self._bus = RunEvents([self._dispatch])
         self._signal: AbortSignal | None = None
 
     # -- events -----------------------------------------------------------------------------
@@ -146,16 +136,19 @@ class Agent:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def _dispatch(self, event: TraceEvent) -> None:
+    def _listeners_present(self) -> bool:
+        return bool(self._listeners or self.scheduler.events.listeners)
+
+    def _dispatch(self, event: Any) -> None:
         for listener in (*self.scheduler.events.listeners, *self._listeners):
             try:
                 listener(event)
             except Exception:  # a broken viewer must never break a run
                 pass
 
-    async def events(self, prompt: Any = None, *, abort: AbortSignal | None = None) -> AsyncIterator[TraceEvent]:
-        """Run and yield every event live; the last is ``agent_finished`` (its ``outcome`` is the result)."""
-        queue: asyncio.Queue[TraceEvent | None] = asyncio.Queue()
+    async def events(self, prompt: Any = None, *, abort: AbortSignal | None = None) -> AsyncIterator[Any]:
+        """Run and yield every event live; the last is ``AgentFinished`` (its ``result`` is the AgentResult)."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
         unsubscribe = self.subscribe(queue.put_nowait)
         task = asyncio.ensure_future(self.run(prompt, abort=abort))
         task.add_done_callback(lambda _: queue.put_nowait(None))
@@ -190,7 +183,7 @@ class Agent:
         signal = self._signal = abort.child() if abort is not None else AbortSignal()
         trace = Trace()
         stop_recording = self.subscribe(trace.record)
-        self._bus.emit("agent_started", prompt=prompt is not None, messages=len(self.messages))
+        self._dispatch(AgentStarted(time.monotonic(), prompt is not None, len(self.messages)))
         try:
             result = await self._loop(signal, trace)
         except asyncio.CancelledError:
@@ -199,7 +192,7 @@ class Agent:
             raise
         finally:
             self._signal = None
-        self._bus.emit("agent_finished", outcome=result, stop_reason=result.stop_reason, turns=result.turns)
+        self._dispatch(AgentFinished(time.monotonic(), result.stop_reason, result.turns, result))
         stop_recording()
         return result
 
@@ -212,13 +205,13 @@ class Agent:
             stop, error, abort_reason = await self._turn(turns, signal)
             if stop is None and self.max_turns is not None and turns >= self.max_turns:
                 stop = "max_turns"
-            self._bus.emit("turn_finished", turn=turns, stop=stop)
+            self._dispatch(TurnFinished(time.monotonic(), turns, stop))
             if stop is not None:
                 return AgentResult(self.messages, stop, turns, trace, error, abort_reason)
 
     # -- one turn ---------------------------------------------------------------------------------
     async def _turn(self, number: int, signal: AbortSignal) -> tuple[StopReason | None, ModelError | None, str | None]:
-        self._bus.emit("turn_started", turn=number)
+        self._dispatch(TurnStarted(time.monotonic(), number))
         discovered = discovered_tools(self.messages)
         tools = self.scheduler.registry.api_tools(discovered)
         system = "\n\n".join(p for p in (self.system, self.scheduler.registry.deferred_prompt(discovered)) if p) or None
@@ -229,8 +222,7 @@ class Agent:
                 error = await self._stream(state, tools, system)
                 if error is not None and not state.aborted_streaming:
                     will_retry = attempt < self.stream_retries and error.retryable and not signal.aborted
-                    self._bus.emit("stream_failed", turn=number, error_kind=error.kind, message=error.message,
-                                   will_retry=will_retry)
+                    self._dispatch(StreamFailed(time.monotonic(), number, error.kind, error.message, will_retry))
                     if not will_retry:
                         self._answer_failed(state, error)
                         return "model_error", error, None
@@ -238,8 +230,8 @@ class Agent:
                     if state.executor is not None:
                         state.executor.discard()  # the partial answer is dropped; its calls never count
                     continue
-                self._bus.emit("model_finished", turn=number, stop_reason=state.assembler.stop_reason,
-                               blocks=len(state.assembler.finished))
+                self._dispatch(ModelFinished(time.monotonic(), number, state.assembler.stop_reason,
+                                         len(state.assembler.finished)))
                 self._append("assistant", state.assembler.blocks())
                 outcomes = await self._collect(state, signal)
             return self._finish_turn(state, outcomes)
@@ -280,6 +272,8 @@ class Agent:
                                            f"of events, got {type(stream).__name__}")
         try:
             async for event in stream:
+                if self._listeners_present() and _is_text_delta(event):
+                    self._dispatch(TextDelta(time.monotonic(), state.number, event.get("index", 0), event["delta"].get("text", "")))
                 finished = state.assembler.feed(event)
                 if finished is not None:
                     self._on_block(state, finished)
@@ -292,8 +286,8 @@ class Agent:
     def _on_block(self, state: _TurnState, finished: FinishedBlock) -> None:
         block = finished.block
         extra = {"tool_use_id": block.id, "tool_name": block.name} if isinstance(block, ToolUseBlock) else {}
-        self._bus.emit("model_block", extra.get("tool_use_id", ""), extra.get("tool_name", ""), turn=state.number,
-                       index=finished.index, type=block.type)
+        self._dispatch(ModelBlock(time.monotonic(), state.number, finished.index, block.type,
+                              extra.get("tool_use_id", ""), extra.get("tool_name", "")))
         if not isinstance(block, ToolUseBlock):
             return
         slot = _Slot(block)
@@ -408,3 +402,10 @@ def _prompt_blocks(prompt: Any) -> list[Any]:
     if isinstance(prompt, list) and prompt:
         return list(prompt)
     raise TypeError(f"prompt must be text, a block or a non-empty list of blocks, got {type(prompt).__name__}")
+
+
+def _is_text_delta(event: Any) -> bool:
+    if not isinstance(event, dict) or event.get("type") != "content_block_delta":
+        return False
+    delta = event.get("delta")
+    return isinstance(delta, dict) and delta.get("type") == "text_delta"

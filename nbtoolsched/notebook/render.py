@@ -56,8 +56,8 @@ class RowView:
 
     @classmethod
     def from_state(cls, number: int, state: Any) -> "RowView":
-        return cls(number, state.tool_use_id, state.name, short_input(state.input), state.batch, state.state,
-                   elapsed_text(state.elapsed, state.state in FINAL_STATES), progress_text(state.last_progress))
+        return cls(number, state.tool_use_id, state.tool_name, short_input(state.input), state.batch, state.status,
+                   elapsed_text(state.elapsed, state.status in FINAL_STATES), progress_text(state.last_progress))
 
 
 def short_input(data: Any, limit: int = 70) -> str:

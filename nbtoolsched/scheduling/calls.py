@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..events import ApprovalAnswered, ApprovalAsked, CallStarted
 from ..execution import CallOutcome, CallPipeline, PreparedCall
 from ..tool import ToolContext
 from .trace import RunEvents
@@ -14,7 +15,7 @@ __all__ = ["apply_modifier", "execute_call", "should_cancel", "traced_approver"]
 async def execute_call(pipeline: CallPipeline, call: PreparedCall, ctx: ToolContext, events: RunEvents, batch: int) -> CallOutcome:
     """The pipeline for one call, announcing its start and any wait for a person."""
     if events:
-        events.emit("started", call.tool_use_id, call.name, batch)
+        events.emit(CallStarted(call.tool_use_id, call.name, batch, events.clock()))
     approver = traced_approver(pipeline.approver, call, events, batch) if events and pipeline.approver else None
     return await pipeline.run(call, ctx, approver)
 
@@ -39,13 +40,13 @@ def traced_approver(approver: Any, call: PreparedCall, events: RunEvents, batch:
     """The approver, wrapped so a run shows when a call waits for a person and what they said."""
 
     async def ask(*args: Any, **kwargs: Any) -> Any:
-        events.emit("permission_asked", call.tool_use_id, call.name, batch)
+        events.emit(ApprovalAsked(call.tool_use_id, call.name, batch, events.clock()))
         answer = None
         try:
             answer = await approver(*args, **kwargs)
             return answer
         finally:
-            events.emit("permission_answered", call.tool_use_id, call.name, batch, answer=_describe(answer))
+            events.emit(ApprovalAnswered(call.tool_use_id, call.name, batch, events.clock(), _describe(answer)))
 
     return ask
 

@@ -3,60 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from dataclasses import dataclass
 from typing import Any, Callable, Generator
 
+from ..events import CallState
 from ..execution import CallOutcome, PreparedCall
 from ..messages import ToolResultBlock
 from ..tool import USER_ABORT, AbortSignal
-from .trace import RunEvents, Trace, TraceEvent
+from .trace import Listener, RunEvents, Trace
 
-__all__ = ["CallState", "RunHandle"]
-
-
-@dataclass(slots=True)
-class CallState:
-    """What a panel row shows for one call."""
-
-    tool_use_id: str
-    name: str
-    input: dict[str, Any]
-    batch: int = 0
-    state: str = "queued"  # queued | awaiting_approval | executing | completed | cancelled | error | denied | deferred
-    queued_at: float | None = None
-    started_at: float | None = None
-    finished_at: float | None = None
-    last_progress: Any = None
-    progress_count: int = 0
-    outcome: CallOutcome | None = None
-
-    @property
-    def elapsed(self) -> float | None:
-        if self.started_at is None:
-            return None
-        end = self.finished_at if self.finished_at is not None else time.monotonic()
-        return end - self.started_at
-
-    def apply(self, event: TraceEvent) -> None:
-        if event.batch:
-            self.batch = event.batch
-        kind = event.kind
-        if kind == "queued":
-            self.queued_at = event.time
-        elif kind == "started":
-            self.started_at = event.time
-            self.state = "executing"
-        elif kind == "permission_asked":
-            self.state = "awaiting_approval"
-        elif kind == "permission_answered":
-            self.state = "executing"
-        elif kind == "progress":
-            self.last_progress = event.data.get("data")
-            self.progress_count += 1
-        elif kind == "finished":
-            self.finished_at = event.time
-            self.state = str(event.data.get("status", "completed"))
+__all__ = ["RunHandle"]
 
 
 class RunHandle:
@@ -76,18 +31,18 @@ class RunHandle:
         self.context: Any = None  # the ToolContext the run ended with (after every modifier)
         self.state: Any = None  # a RunState to resume from, when approvals were deferred
         self.task: asyncio.Task[list[CallOutcome]] | None = None
-        self._listeners: list[Callable[[TraceEvent], None]] = []
+        self._listeners: list[Listener] = []
         events.subscribe(self._on_event)
 
-    def _on_event(self, event: TraceEvent) -> None:
+    def _on_event(self, event: Any) -> None:
         self.trace.record(event)
-        state = self.states.get(event.tool_use_id)
+        state = self.states.get(getattr(event, "tool_use_id", ""))
         if state is not None:
             state.apply(event)
         for listener in tuple(self._listeners):
             listener(event)
 
-    def subscribe(self, listener: Callable[[TraceEvent], None]) -> Callable[[], None]:
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
@@ -117,7 +72,8 @@ class RunHandle:
     def summary(self) -> str:
         counts: dict[str, int] = {}
         for key in self.order:
-            counts[self.states[key].state] = counts.get(self.states[key].state, 0) + 1
+            status = self.states[key].status
+            counts[status] = counts.get(status, 0) + 1
         parts = [f"{n} {state}" for state, n in sorted(counts.items())]
         return f"{len(self.order)} calls: " + ", ".join(parts)
 

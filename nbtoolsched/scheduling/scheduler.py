@@ -24,7 +24,8 @@ import os
 from typing import Any, AsyncIterator, Iterable, Mapping
 
 from ..execution import CallOutcome, CallPipeline, PreparedCall, discovered_tools, prepare_calls
-from ..messages import ContextEvent, ProgressEvent, ResultEvent, SchedulerEvent, ToolResultBlock
+from ..events import ContextEvent, ProgressEvent, SchedulerEvent
+from ..messages import ToolResultBlock
 from ..permissions.base import HookRunner, PermissionGate
 from ..registry import ToolRegistry
 from ..tool import AbortSignal, ToolContext
@@ -33,7 +34,7 @@ from .concurrency import max_tool_use_concurrency, running_loop
 from .handle import RunHandle
 from .partition import Batch, block_list, partition_prepared
 from .resume import RunState, resumed_approver
-from .streaming import StreamingToolExecutor
+from .streaming import StreamingToolExecutor, result_event
 from .trace import RunEvents, Trace
 
 __all__ = ["Scheduler", "DEFAULT", "Default"]
@@ -243,7 +244,7 @@ class Scheduler:
                 executor.add_prepared(call)
             seen = executor.context
             async for update in executor.get_remaining_results():
-                yield update if isinstance(update, ProgressEvent) else _result_event(update)
+                yield update if isinstance(update, ProgressEvent) else result_event(update)
                 if executor.context is not seen:
                     seen = executor.context
                     yield ContextEvent(seen)
@@ -314,8 +315,3 @@ async def _sleep_unless_aborted(signal: AbortSignal, seconds: float) -> None:
         await asyncio.wait_for(signal.wait(), seconds)
     except asyncio.TimeoutError:
         pass
-
-
-def _result_event(outcome: CallOutcome) -> ResultEvent:
-    return ResultEvent(outcome.tool_use_id, outcome.tool_name, outcome.result, outcome.status, outcome.attachments,
-                       outcome.prevent_continuation, outcome.stop_reason)

@@ -36,7 +36,8 @@ from typing import Any, AsyncIterator, Iterator, Literal, Union
 from ..execution import CallOutcome, CallPipeline, PreparedCall, prepare_call, stopped_outcome
 from ..execution.pipeline import error_outcome
 from ..execution.results import error_result
-from ..messages import Block, ProgressEvent
+from ..events import CallQueued, ContextEvent, ProgressEvent, ResultEvent, RunFinished, RunStarted
+from ..messages import Block
 from ..registry import ToolRegistry
 from ..tool import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortSignal, ToolContext
 from .calls import apply_modifier, execute_call, should_cancel
@@ -44,7 +45,7 @@ from .concurrency import max_tool_use_concurrency, running_loop
 from .partition import type_name
 from .trace import RunEvents
 
-__all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFTER_DEFERRAL", "PROGRESS_BACKLOG"]
+__all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFTER_DEFERRAL", "PROGRESS_BACKLOG", "result_event"]
 
 ToolState = Literal["queued", "executing", "completed", "yielded"]
 Update = Union[ProgressEvent, CallOutcome]
@@ -142,6 +143,8 @@ class StreamingToolExecutor:
         group = asyncio.TaskGroup()
         await group.__aenter__()
         self._group = group
+        if self.events:
+            self.events.emit(RunStarted(self.events.clock()))
         return self
 
     async def __aexit__(
@@ -165,6 +168,12 @@ class StreamingToolExecutor:
             self._closed = True
             self._stop_watching()
             self._answer_unanswered()
+            if self.events:
+                counts: dict[str, int] = {}
+                for tracked in self.tools:
+                    status = tracked.outcome.status if tracked.outcome is not None else "cancelled"
+                    counts[status] = counts.get(status, 0) + 1
+                self.events.emit(RunFinished(self.events.clock(), counts))
 
     def _stop_all(self) -> None:
         if not self.context.abort.aborted:
@@ -220,7 +229,7 @@ class StreamingToolExecutor:
         self.tools.append(tracked)
         self._by_id.setdefault(call.tool_use_id, tracked)
         if self.events:
-            self.events.emit("queued", call.tool_use_id, call.name, batch.number, safe=call.safe)
+            self.events.emit(CallQueued(call.tool_use_id, call.name, batch.number, self.events.clock(), call.safe))
         if call.error is not None:
             self._complete(tracked, error_outcome(call))
         else:
@@ -344,9 +353,7 @@ class StreamingToolExecutor:
         tracked.status = "completed"
         self._ready.add(tracked.call.index)
         if self.events:
-            call = tracked.call
-            self.events.emit("finished", call.tool_use_id, call.name, tracked.batch, outcome,
-                             status=outcome.status, is_error=outcome.is_error)
+            self.events.emit(result_event(outcome, tracked.batch, self.events.clock()))
         if self._is_shell_failure(tracked, outcome):
             self.errored_description = tracked.call.description
             self._stop_siblings(SIBLING_ERROR)
@@ -382,7 +389,7 @@ class StreamingToolExecutor:
         if context is not self.context:
             self.context = context
             if self.events:
-                self.events.emit("context", batch=batch.number)
+                self.events.emit(ContextEvent(context, batch.number, self.events.clock()))
 
     def _is_shell_failure(self, tracked: TrackedTool, outcome: CallOutcome) -> bool:
         tool = tracked.call.tool
@@ -414,7 +421,7 @@ class StreamingToolExecutor:
         tracked = self._by_id.get(tool_use_id)
         if tracked is None or tracked.status != "executing":
             return
-        event = ProgressEvent(tool_use_id, tracked.call.name, data, self.events.clock())
+        event = ProgressEvent(tool_use_id, tracked.call.name, data, self.events.clock(), tracked.batch)
         pending = tracked.pending_progress
         if len(pending) >= PROGRESS_BACKLOG:
             pending.popleft()
@@ -422,7 +429,7 @@ class StreamingToolExecutor:
         pending.append(event)
         self._ready.add(tracked.call.index)
         if self.events:
-            self.events.emit("progress", tool_use_id, tracked.call.name, tracked.batch, data=data)
+            self.events.emit(event)
         self._changed.set()
 
     @property
@@ -488,3 +495,9 @@ class StreamingToolExecutor:
     def outcomes(self) -> list[CallOutcome]:
         """One outcome per added block, in block order (a stopped one for any never finished)."""
         return [t.outcome or self._stopped(t, started=t.status != "queued") for t in self.tools]
+
+
+def result_event(outcome: CallOutcome, batch: int = 0, time: float = 0.0) -> ResultEvent:
+    """A finished call as the event listeners and ``Scheduler.stream`` consumers see."""
+    return ResultEvent(outcome.tool_use_id, outcome.tool_name, outcome.result, outcome.status, outcome.attachments,
+                       outcome.prevent_continuation, outcome.stop_reason, time, batch, outcome.is_error, outcome)

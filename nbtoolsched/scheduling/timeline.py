@@ -6,17 +6,18 @@ Parallel calls show as bars that overlap; serial ones as bars that follow each o
 
 from __future__ import annotations
 
-from .trace import Span, Trace
+from ..events import CallState
+from .trace import Trace
 
 __all__ = ["render_text_timeline", "render_svg_timeline"]
 
 
 def render_text_timeline(trace: Trace, width: int = 48) -> str:
-    spans = [s for s in trace.spans() if s.started is not None or s.finished is not None]
+    spans = [s for s in trace.states() if s.started_at is not None or s.finished_at is not None]
     if not spans:
         return "(no calls ran)"
     t0 = min(_first(s) for s in spans)
-    t1 = max((s.finished or _first(s)) for s in spans)
+    t1 = max((s.finished_at or _first(s)) for s in spans)
     total = max(t1 - t0, 1e-9)
     label_width = max(len(_label(s)) for s in spans)
     lines = [f"{'':{label_width}}  0{'':{width - 1}}{total * 1000:.0f} ms"]
@@ -30,12 +31,12 @@ def render_text_timeline(trace: Trace, width: int = 48) -> str:
     return "\n".join(lines)
 
 
-def _first(span: Span) -> float:
-    times = [t for t in (span.asked, span.started, span.finished) if t is not None]
+def _first(span: CallState) -> float:
+    times = [t for t in (span.asked_at, span.started_at, span.finished_at) if t is not None]
     return min(times)
 
 
-def _label(span: Span) -> str:
+def _label(span: CallState) -> str:
     return f"{span.tool_name} {span.tool_use_id}"
 
 
@@ -43,20 +44,20 @@ def _cell(t: float, t0: float, total: float, width: int) -> int:
     return min(width - 1, max(0, int((t - t0) / total * width)))
 
 
-def _bar(span: Span, t0: float, total: float, width: int) -> str:
+def _bar(span: CallState, t0: float, total: float, width: int) -> str:
     cells = [" "] * width
-    if span.started is not None:
-        end = span.finished if span.finished is not None else span.started
-        for i in range(_cell(span.started, t0, total, width), _cell(end, t0, total, width) + 1):
+    if span.started_at is not None:
+        end = span.finished_at if span.finished_at is not None else span.started_at
+        for i in range(_cell(span.started_at, t0, total, width), _cell(end, t0, total, width) + 1):
             cells[i] = "#"
-    if span.asked is not None:  # waiting for a person, drawn over the running bar
-        end = span.answered if span.answered is not None else (span.finished or span.asked)
-        for i in range(_cell(span.asked, t0, total, width), _cell(end, t0, total, width) + 1):
+    if span.asked_at is not None:  # waiting for a person, drawn over the running bar
+        end = span.answered_at if span.answered_at is not None else (span.finished_at or span.asked_at)
+        for i in range(_cell(span.asked_at, t0, total, width), _cell(end, t0, total, width) + 1):
             cells[i] = "?"
     return "".join(cells)
 
 
-def _duration(span: Span) -> str:
+def _duration(span: CallState) -> str:
     return f"{span.duration * 1000:6.0f} ms" if span.duration is not None else "      --"
 
 
@@ -74,11 +75,11 @@ WAIT_COLOUR = "#facc15"
 
 def render_svg_timeline(trace: Trace, width: int = 640, row_height: int = 22, title: str = "") -> str:
     """The timeline as a standalone SVG: bars per call, batches as bands, waits in yellow."""
-    spans = sorted((s for s in trace.spans() if s.started is not None or s.asked is not None), key=lambda s: (s.batch, _first(s)))
+    spans = sorted((s for s in trace.states() if s.started_at is not None or s.asked_at is not None), key=lambda s: (s.batch, _first(s)))
     if not spans:
         return '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="24"><text x="4" y="16" font-size="12">no calls ran</text></svg>'
     t0 = min(_first(s) for s in spans)
-    total = max(max((s.finished or _first(s)) for s in spans) - t0, 1e-6)
+    total = max(max((s.finished_at or _first(s)) for s in spans) - t0, 1e-6)
     label_w, top, axis_h = 170, 24 if title else 8, 26
     plot_w = width - label_w - 120  # the right margin holds the batch labels
     height = top + len(spans) * row_height + axis_h
@@ -99,13 +100,13 @@ def render_svg_timeline(trace: Trace, width: int = 640, row_height: int = 22, ti
             kind = "parallel" if rows > 1 else "serial"
             out.append(f'<text x="{width - 8}" y="{y + 13}" text-anchor="end" fill="#6b7280">batch {span.batch} · {kind}</text>')
         out.append(f'<text x="8" y="{y + 15}">{_esc(span.tool_name)} <tspan fill="#6b7280">{_esc(span.tool_use_id[-8:])}</tspan></text>')
-        if span.started is not None:
-            end = span.finished if span.finished is not None else span.started
+        if span.started_at is not None:
+            end = span.finished_at if span.finished_at is not None else span.started_at
             colour = STATUS_COLOURS.get(span.status, "#3b82f6")
-            out.append(f'<rect x="{x(span.started):.1f}" y="{y + 5}" width="{max(x(end) - x(span.started), 2):.1f}" height="{row_height - 10}" rx="3" fill="{colour}"><title>{_esc(span.tool_name)}: {span.status}, {(_dur(span))}</title></rect>')
-        if span.asked is not None:
-            end = span.answered if span.answered is not None else (span.finished or span.asked)
-            out.append(f'<rect x="{x(span.asked):.1f}" y="{y + 5}" width="{max(x(end) - x(span.asked), 2):.1f}" height="{row_height - 10}" rx="3" fill="{WAIT_COLOUR}"><title>waiting for approval</title></rect>')
+            out.append(f'<rect x="{x(span.started_at):.1f}" y="{y + 5}" width="{max(x(end) - x(span.started_at), 2):.1f}" height="{row_height - 10}" rx="3" fill="{colour}"><title>{_esc(span.tool_name)}: {span.status}, {(_dur(span))}</title></rect>')
+        if span.asked_at is not None:
+            end = span.answered_at if span.answered_at is not None else (span.finished_at or span.asked_at)
+            out.append(f'<rect x="{x(span.asked_at):.1f}" y="{y + 5}" width="{max(x(end) - x(span.asked_at), 2):.1f}" height="{row_height - 10}" rx="3" fill="{WAIT_COLOUR}"><title>waiting for approval</title></rect>')
     axis_y = top + len(spans) * row_height + 4
     out.append(f'<line x1="{label_w}" y1="{axis_y}" x2="{label_w + plot_w}" y2="{axis_y}" stroke="#9ca3af"/>')
     for k in range(5):
@@ -116,7 +117,7 @@ def render_svg_timeline(trace: Trace, width: int = 640, row_height: int = 22, ti
     return "".join(out)
 
 
-def _dur(span: Span) -> str:
+def _dur(span: CallState) -> str:
     return f"{span.duration * 1000:.0f} ms" if span.duration is not None else "running"
 
 

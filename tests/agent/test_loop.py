@@ -54,9 +54,9 @@ async def test_streaming_and_batch_modes_give_the_same_transcript(registry: nts.
 async def test_results_follow_tool_use_order_even_when_a_later_call_finishes_first(scheduler: nts.Scheduler) -> None:
     script = [[tool_use("read", path="slow", seconds=0.2), tool_use("read", path="fast")], "ok"]
     result = await run(scheduler, script)
-    spans = {s.tool_use_id: s for s in result.trace.spans()}
+    spans = {s.tool_use_id: s for s in result.trace.states()}
     slow, fast = (spans[r["tool_use_id"]] for r in results_of(result.messages[2]))
-    assert fast.finished < slow.finished
+    assert fast.finished_at < slow.finished_at
     assert [r["content"] for r in results_of(result.messages[2])] == ["read slow", "read fast"]
 
 
@@ -64,7 +64,7 @@ async def test_a_tool_starts_while_the_model_is_still_streaming(scheduler: nts.S
     script = [Turn([tool_use("read", path="a"), text("thinking aloud for a while")], delay_before_block=0.15), "ok"]
     result = await run(scheduler, script)
     started = result.trace.of_kind("started")[0].time
-    blocks = [e for e in result.trace.events if e.kind == "model_block" and e.data["turn"] == 1]
+    blocks = [e for e in result.trace.events if e.kind == "model_block" and e.turn == 1]
     assert started < blocks[-1].time
     finished = result.trace.of_kind("finished")[0].time
     assert finished < blocks[-1].time  # it even finished before the answer was complete
@@ -95,14 +95,14 @@ async def test_the_loop_events_share_one_trace_with_the_scheduler_events(schedul
     assert kinds.count("turn_started") == kinds.count("turn_finished") == 3
     assert {"queued", "started", "finished", "model_block", "model_finished"} <= set(kinds)
     assert seen == kinds  # scheduler-wide listeners see the loop's events too
-    assert result.trace.of_kind("agent_finished")[0].outcome is result
+    assert result.trace.of_kind("agent_finished")[0].result is result
 
 
 async def test_events_yields_live_and_ends_with_the_result(scheduler: nts.Scheduler) -> None:
     agent = Agent(ScriptedModel(three_turns()), scheduler)
     events = [e async for e in agent.events("go")]
     assert events[0].kind == "agent_started" and events[-1].kind == "agent_finished"
-    result = events[-1].outcome
+    result = events[-1].result
     assert isinstance(result, AgentResult) and result.stop_reason == "end_turn"
 
 
@@ -276,8 +276,8 @@ async def test_a_failed_stream_is_retried_once_with_a_fresh_executor(scheduler: 
     assert "first try" not in str(result.messages)  # the failed partial answer left no trace
     assert [r["content"] for r in results_of(result.messages[2])] == ["read second try"]
     failed = [e for e in events if e.kind == "stream_failed"]
-    assert len(failed) == 1 and failed[0].data["will_retry"] and failed[0].data["error_kind"] == "stream_error"
-    discarded = [e for e in events if e.kind == "finished" and e.data.get("status") == "cancelled"]
+    assert len(failed) == 1 and failed[0].will_retry and failed[0].error_kind == "stream_error"
+    discarded = [e for e in events if e.kind == "finished" and e.status == "cancelled"]
     assert len(discarded) == 1  # the call started by the failed answer was stopped
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbtoolsched as nts
+from nbtoolsched.events import ProgressDropped, ProgressEvent, ResultEvent
 from nbtoolsched.registry import ToolRegistry
 from nbtoolsched.scheduling.streaming import PROGRESS_BACKLOG as STREAM_PROGRESS_CAP
 from nbtoolsched.scheduling.trace import PROGRESS_KEPT, RunEvents, Trace
@@ -25,17 +26,17 @@ async def test_the_trace_keeps_the_first_and_last_progress_of_a_call_and_counts_
     trace = scheduler.last_trace
     assert trace is not None
     kept = [e for e in trace.of_kind("progress") if e.tool_name == "Read"]
-    assert [e.data["data"]["step"] for e in kept] == [*range(PROGRESS_KEPT), *range(5000 - PROGRESS_KEPT, 5000)]
+    assert [e.data["step"] for e in kept] == [*range(PROGRESS_KEPT), *range(5000 - PROGRESS_KEPT, 5000)]
     [dropped] = trace.of_kind("progress_dropped")
-    assert dropped.tool_name == "Read" and dropped.data == {"count": 5000 - 2 * PROGRESS_KEPT}
-    kinds = [e.kind for e in trace.events if e.tool_name == "Read"]
+    assert dropped.tool_name == "Read" and dropped.count == 5000 - 2 * PROGRESS_KEPT
+    kinds = [e.kind for e in trace.events if getattr(e, "tool_name", "") == "Read"]
     assert kinds.index("progress_dropped") == kinds.index("progress") + PROGRESS_KEPT  # between the first and the last
     assert kinds[-1] == "finished"
-    spans = {s.tool_name: s for s in trace.spans()}
-    assert spans["Read"].progress == 5000 and spans["Grep"].progress == 3  # counts stay exact
+    spans = {s.tool_name: s for s in trace.states()}
+    assert spans["Read"].progress_count == 5000 and spans["Grep"].progress_count == 3  # counts stay exact
     path = tmp_path / "trace.jsonl"
     trace.write(path)
-    assert {s.tool_name: s.progress for s in Trace.read(path).spans()} == {"Read": 5000, "Grep": 3}
+    assert {s.tool_name: s.progress_count for s in Trace.read(path).states()} == {"Read": 5000, "Grep": 3}
 
 
 async def test_the_trace_does_not_grow_with_the_number_of_progress_events(scheduler: nts.Scheduler) -> None:
@@ -44,19 +45,19 @@ async def test_the_trace_does_not_grow_with_the_number_of_progress_events(schedu
         await scheduler.run([block("Read", progress=n)])
         assert scheduler.last_trace is not None
         sizes.append(len(scheduler.last_trace))
-    assert sizes[0] == sizes[1] <= 2 * PROGRESS_KEPT + 4  # queued, started, dropped marker, finished
+    assert sizes[0] == sizes[1] <= 2 * PROGRESS_KEPT + 6  # run start and end, queued, started, dropped marker, finished
 
 
 async def test_a_trace_read_mid_call_holds_the_latest_progress_too() -> None:
     trace = Trace(keep_progress=2)
     events = RunEvents([trace.record])
     for i in range(10):
-        events.emit("progress", "t1", "Read", 1, data=i)
-    assert [e.data.get("data", e.data) for e in trace.events] == [0, 1, {"count": 6}, 8, 9]
+        events.emit(ProgressEvent("t1", "Read", i, 0.0, 1))
+    assert [e.count if isinstance(e, ProgressDropped) else e.data for e in trace.events] == [0, 1, 6, 8, 9]
     for i in range(10, 13):
-        events.emit("progress", "t1", "Read", 1, data=i)
-    events.emit("finished", "t1", "Read", 1, status="completed")
-    assert [s.progress for s in trace.spans()] == [13]
+        events.emit(ProgressEvent("t1", "Read", i, 0.0, 1))
+    events.emit(ResultEvent("t1", "Read", status="completed", batch=1))
+    assert [s.progress_count for s in trace.states()] == [13]
 
 
 async def test_a_slow_stream_consumer_loses_the_oldest_progress_never_the_result(tmp_path: Path) -> None:
@@ -66,4 +67,4 @@ async def test_a_slow_stream_consumer_loses_the_oldest_progress_never_the_result
     progress = [e for e in events if e.kind == "progress"]
     assert progress[0].data == {"dropped": n - STREAM_PROGRESS_CAP}  # said where, and how many
     assert [e.data["i"] for e in progress[1:]] == list(range(n - STREAM_PROGRESS_CAP, n))
-    assert events[-1].kind == "result" and events[-1].result.text == "done"
+    assert events[-1].kind == "finished" and events[-1].result.text == "done"

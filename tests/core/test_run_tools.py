@@ -21,7 +21,7 @@ async def test_results_in_block_order_with_parallel_and_serial_batches(scheduler
     assert edit[0] >= grep[1] and edit[0] >= read[1]  # Edit waited for both
     assert glob[0] >= edit[1] and read2[0] >= edit[1]
     assert recorder.overlaps_with_unsafe == []
-    spans = {s.tool_use_id: s for s in scheduler.last_trace.spans()}  # type: ignore[union-attr]
+    spans = {s.tool_use_id: s for s in scheduler.last_trace.states()}  # type: ignore[union-attr]
     assert [spans[b["id"]].batch for b in blocks] == [1, 1, 2, 3, 3]
 
 
@@ -108,7 +108,7 @@ async def test_cancelling_the_caller_stops_everything_and_leaves_no_task(schedul
     before = len(asyncio.all_tasks())
     handle = scheduler.submit([block("Read", duration=5), block("Read", duration=5), block("Edit", duration=5)])
     await asyncio.sleep(0.1)
-    assert handle.states[handle.order[0]].state == "executing"
+    assert handle.states[handle.order[0]].status == "executing"
     handle.task.cancel()  # type: ignore[union-attr]
     with pytest.raises(asyncio.CancelledError):
         await handle.task  # type: ignore[misc]
@@ -122,7 +122,7 @@ async def test_submit_returns_at_once_and_tracks_states(scheduler: nts.Scheduler
     assert not handle.done()
     await asyncio.sleep(0.05)
     first = handle.states[handle.order[0]]
-    assert first.state == "executing" and first.last_progress == {"step": 0}
+    assert first.status == "executing" and first.last_progress == {"step": 0}
     results = await handle
     assert [r.content for r in results] == ["ok", "ok"]
     assert handle.summary() == "2 calls: 2 completed"

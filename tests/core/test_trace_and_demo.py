@@ -3,6 +3,7 @@ from pathlib import Path
 
 import nbtoolsched as nts
 from nbtoolsched.demo import run_demo
+from nbtoolsched.events import event_to_dict
 from nbtoolsched.scheduling.timeline import render_svg_timeline, render_text_timeline
 
 from .conftest import block
@@ -13,7 +14,7 @@ async def test_trace_records_every_call_and_round_trips_as_json_lines(scheduler:
     await scheduler.run(blocks)
     trace = scheduler.last_trace
     assert trace is not None
-    kinds = [(e.kind, e.tool_use_id) for e in trace.events]
+    kinds = [(e.kind, e.tool_use_id) for e in trace.events if hasattr(e, "tool_use_id")]
     for b in blocks:
         assert ("queued", b["id"]) in kinds and ("finished", b["id"]) in kinds
     assert [e.batch for e in trace.of_kind("queued")] == [1, 2, 3]
@@ -24,8 +25,8 @@ async def test_trace_records_every_call_and_round_trips_as_json_lines(scheduler:
     path = tmp_path / "trace.jsonl"
     trace.write(path)
     again = nts.Trace.read(path)
-    assert [e.to_dict() for e in again.events] == [e.to_dict() for e in trace.events]
-    statuses = {s.tool_use_id: s.status for s in again.spans()}
+    assert [event_to_dict(e) for e in again.events] == [event_to_dict(e) for e in trace.events]
+    statuses = {s.tool_use_id: s.status for s in again.states()}
     assert statuses == {blocks[0]["id"]: "completed", blocks[1]["id"]: "completed", blocks[2]["id"]: "error"}
 
 

@@ -66,7 +66,7 @@ async def test_stream_feeds_calls_one_by_one(shell, project):
 async def test_stream_abort_still_answers_every_call(shell, project):
     shell.run_cell("%%toolcall --stream --delay 5 --name run\n- Sleep: {seconds: 10}\n- Read: {file_path: README.md}\n")
     run = shell.user_ns["run"]
-    await wait_for(lambda: run.states[run.handle.order[0]].state == "executing", what="the first call to start")
+    await wait_for(lambda: run.states[run.handle.order[0]].status == "executing", what="the first call to start")
     run.abort()
     results = await asyncio.wait_for(_await(run), 10)
     assert len(results) == 2 and all(r.is_error for r in results)
@@ -93,8 +93,8 @@ async def test_mode_policy_and_concurrency_options(shell, project):
     shell.run_cell("%%toolcall --max-concurrency 1 --name r1\n- Sleep: {seconds: 0.2}\n- Sleep: {seconds: 0.2}\n")
     run = shell.user_ns["r1"]
     await run
-    spans = sorted(run.handle.trace.spans(), key=lambda s: s.started)
-    assert spans[1].started >= spans[0].finished - 0.01  # one at a time
+    spans = sorted(run.handle.trace.states(), key=lambda s: s.started_at)
+    assert spans[1].started_at >= spans[0].finished_at - 0.01  # one at a time
 
 
 async def test_headless_policy_from_the_environment(project, monkeypatch):
@@ -199,7 +199,7 @@ async def test_interrupted_cell_aborts_running_runs(shell, project):
 
     shell.run_cell("%%toolcall --name r1\n- Sleep: {seconds: 30}\n")
     run = shell.user_ns["r1"]
-    await wait_for(lambda: run.states[run.handle.order[0]].state == "executing", what="the sleep to start")
+    await wait_for(lambda: run.states[run.handle.order[0]].status == "executing", what="the sleep to start")
     interrupted = ExecutionResult(None)
     interrupted.error_in_exec = KeyboardInterrupt()
     shell.events.trigger("post_run_cell", interrupted)
@@ -214,7 +214,7 @@ async def test_unload_aborts_runs_and_closes_widgets(project):
     ip.run_line_magic("load_ext", "nbtoolsched")
     ip.run_cell("%%toolcall --name r1\n- Sleep: {seconds: 30}\n")
     run = ip.user_ns["r1"]
-    await wait_for(lambda: run.states[run.handle.order[0]].state == "executing", what="the sleep to start")
+    await wait_for(lambda: run.states[run.handle.order[0]].status == "executing", what="the sleep to start")
     ip.run_line_magic("unload_ext", "nbtoolsched")
     results = await asyncio.wait_for(_await(run), 10)
     assert results[0].is_error and run.outcomes[0].status == "cancelled"

@@ -64,9 +64,9 @@ async def test_waiting_calls_get_inline_buttons_and_clicks_from_threads_answer_t
     assert panel.approve_all_button.layout.display == ""
 
     click_from_thread(panel.approval_row("t_a").allow_button)
-    await wait_for(lambda: handle.states["t_a"].state == "completed", what="the allowed call to run")
+    await wait_for(lambda: handle.states["t_a"].status == "completed", what="the allowed call to run")
     # the allowed call ran while the others still wait
-    assert handle.states["t_b"].state == handle.states["t_c"].state == "awaiting_approval"
+    assert handle.states["t_b"].status == handle.states["t_c"].status == "awaiting_approval"
     await wait_for(lambda: "t_a" not in panel._asking, what="the answered row to lose its buttons")
     assert [type(w).__name__ for w in panel.body.children] == ["HTML", "ApprovalRow", "ApprovalRow"]
     assert 'data-id="t_a"' in panel.body.children[0].value

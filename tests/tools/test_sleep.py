@@ -33,7 +33,7 @@ async def test_sleep_reports_each_second_then_finishes(sched: nts.Scheduler) -> 
     events = [e async for e in sched.stream([sleep_use(2.2)])]
     progress = [e.data["elapsed"] for e in events if e.kind == "progress"]
     assert progress == [1, 2]
-    assert events[-1].kind == "result" and events[-1].result.text == "Slept for 2.2 seconds."
+    assert events[-1].kind == "finished" and events[-1].result.text == "Slept for 2.2 seconds."
 
 
 async def test_sleep_is_safe_read_only_and_cancellable() -> None:

@@ -79,8 +79,8 @@ async def test_read_only_tools_run_in_parallel(mcp: McpManager, repo: Path) -> N
     assert [r.tool_use_id for r in results] == ["status", "log", "diff", "branch"]
     assert not any(r.is_error for r in results), [r.text for r in results]
     assert "first commit" in results[1].text
-    spans = sched.last_trace.spans()
-    assert max(s.started for s in spans) < min(s.finished for s in spans), "the reads did not overlap"
+    spans = sched.last_trace.states()
+    assert max(s.started_at for s in spans) < min(s.finished_at for s in spans), "the reads did not overlap"
 
 
 async def test_writing_tools_run_one_at_a_time_in_order(mcp: McpManager, repo: Path) -> None:
@@ -99,10 +99,10 @@ async def test_writing_tools_run_one_at_a_time_in_order(mcp: McpManager, repo: P
     assert not any(r.is_error for r in results), [r.text for r in results]
     assert "new.txt" in results[0].text
     assert "add new.txt" in results[3].text
-    spans = {s.tool_use_id: s for s in sched.last_trace.spans()}
+    spans = {s.tool_use_id: s for s in sched.last_trace.states()}
     order = ["status1", "add", "commit", "log"]
     for before, after in zip(order, order[1:]):
-        assert spans[before].finished <= spans[after].started, f"{after} started before {before} finished"
+        assert spans[before].finished_at <= spans[after].started_at, f"{after} started before {before} finished"
     assert "add new.txt" in subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%s"], capture_output=True, text=True).stdout
 
 
