@@ -508,6 +508,18 @@ CORPUS: list[Case] = [
         "grep foo <<'END'\nfoo\nbar\nEND",
         "cat <<-EOF\n\tindented\n\tEOF",
         "cat <<'EOF' | wc -l\na\nb\nEOF",
+        # A quoted delimiter: nothing in the body expands, indented or not.
+        "cat <<'EOF'\n  indented $(not run)\nEOF",
+        "cat <<-'EOF'\n\t$(not run)\n\tEOF",
+        "cat <<\\EOF\n `not run`\nEOF",
+        "cat <<\"EOF\"\n\t${not:-run}\nEOF",
+        "cat <<EOF\n  plain indented text\nEOF",
+        "cat <<EOF\n\n  blank lines, then indentation\n\nEOF",
+        "grep -c x <<EOF\n\tx\n\tx\nEOF",
+        "cat <<-EOF\n\t\tdeeper tabs\n\tEOF",
+        "cat <<EOF | wc -l\n one\n two\nEOF",
+        "cat <<EOF\n  cost: 5 \\$ and a \\` quote\nEOF",
+        "wc -l <<< 'here string'",
     ),
     *_cases(
         "heredoc_no", False,
@@ -520,6 +532,22 @@ CORPUS: list[Case] = [
         "tee out.txt <<'EOF'\nx\nEOF",
         "cat <<'EOF' >> ~/.profile\nexport X=1\nEOF",
         "cat <<EOF | sh\nrm x\nEOF",
+        # Indented bodies: tree-sitter-bash drops the expansions, bash runs them.
+        "cat <<EOF\n $(touch PWNED)\nEOF",
+        "grep x <<EOF\n\t`touch f`\nEOF",
+        "cat <<-EOF\n\t$(touch f)\n\tEOF",
+        "cat <<EOF\n  ${x:-$(touch f)}\nEOF",
+        "cat <<EOF\n\n  $((1+$(touch f)))\nEOF",
+        "cat <<EOF\n  $HOME\nEOF",
+        # Where the body ends: tree-sitter and bash disagree.
+        "cat <<EOF\nx\n EOF\n$(touch f)\nEOF",
+        "cat <<-EOF\n  EOF\n$(touch f)\nEOF",
+        "cat <<EOF\nEOF \n $(touch f)\nEOF",
+        "cat <<EOF\nfoo \\\nEOF\ncat '$(touch f)' <<EOF\nEOF",
+        "cat <<A >/dev/null 3<<-B\na\nA\n\t$(touch f)\n\tB",
+        "cat <<EOF\n $(touch f)",
+        "cat <<< \"$(touch f)\"",
+        "cat <<< `touch f`",
     ),
     # ------------------------------------------------- quoting and expansions
     *_cases(
@@ -827,6 +855,8 @@ CORPUS: list[Case] = [
     *_cases(
         "miss", True,
         "awk '{print $1}' file.txt",
+        "cat <<E\"O\"F\n $(not run)\nEOF",  # tree-sitter-bash misreads both
+        "cat <<'A' <<'B'\na\nA\nb\nB",
         "less README.md",
         "git config --list",
         "npm ls",

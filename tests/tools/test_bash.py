@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nbtoolsched as nts
+from nbtoolsched.permissions import ApprovalAnswer, ApprovalRequest
 from nbtoolsched.registry import ToolRegistry
 from nbtoolsched.tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
 from nbtoolsched.tools import bash as bash_module
@@ -353,3 +354,39 @@ async def test_cancel_while_the_shell_is_starting_still_kills_the_group(tmp_path
             break
         await asyncio.sleep(0.2)
     assert not alive
+
+
+# -- read-only means no approval: it must really be read-only ------------------------------
+
+
+def guarded(cwd: Path, session: Path) -> tuple[nts.Scheduler, list[str]]:
+    """Default mode, the real Bash tool, and an approver that refuses (and records) every ask."""
+    asked: list[str] = []
+
+    async def refuse(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request.input["command"])
+        return ApprovalAnswer.deny()
+
+    permissions = nts.Permissions(mode="default", cwd=cwd, approver=refuse)
+    registry = ToolRegistry([BashTool()])
+    return nts.Scheduler(registry, permissions=permissions, cwd=cwd, session_dir=session), asked
+
+
+@pytest.mark.parametrize("command", [
+    "cat <<EOF\n $(touch PWNED)\nEOF",
+    "grep x <<EOF\n\t`touch PWNED`\nEOF",
+    "cat <<-EOF\n\t$(touch PWNED)\n\tEOF",
+])
+async def test_an_indented_heredoc_substitution_needs_approval(tmp_path: Path, command: str) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    sched, asked = guarded(work, tmp_path / "session")
+    [result] = await sched.run([use(command)])
+    assert asked == [command] and result.is_error
+    assert not (work / "PWNED").exists()
+
+
+async def test_a_plain_heredoc_still_runs_without_asking(tmp_path: Path) -> None:
+    sched, asked = guarded(tmp_path, tmp_path / "session")
+    [result] = await sched.run([use("cat <<EOF\n  indented text\nEOF")])
+    assert asked == [] and not result.is_error and result.text == "  indented text"
