@@ -77,20 +77,44 @@ def _shell() -> Any:
 
 
 @functools.lru_cache(maxsize=4096)
-def _cached_read_only(command: str) -> tuple[bool, str]:
+def _cached_read_only(command: str) -> tuple[bool, str, bool]:
+    """The verdict on the command alone, and whether git runs (the repository decides then)."""
     shell = _shell()
     if shell is None:
         raise LookupError("the shell analysis is not available")
     verdict = shell.analyze(command)
-    return bool(verdict.read_only), str(getattr(verdict, "reason", ""))
+    return bool(verdict.read_only), str(getattr(verdict, "reason", "")), bool(getattr(verdict, "uses_git", True))
 
 
-def analyze_read_only(command: str) -> tuple[bool, str]:
-    """(read_only, reason); any failure of the analysis means not read-only."""
+def analyze_read_only(command: str, cwd: str | None = None) -> tuple[bool, str]:
+    """(read_only, reason) for ``command`` run in ``cwd``; any failure means not read-only.
+
+    git obeys the config of the repository it finds from its directory, and that config
+    can run programs (core.fsmonitor, diff textconv, filters...), so a git command is
+    read-only only once that repository is checked: without ``cwd``, it is not.
+    """
     try:
-        return _cached_read_only(command)
+        read_only, reason, uses_git = _cached_read_only(command)
+        if not (read_only and uses_git):
+            return read_only, reason
+        if cwd is None:
+            return False, "git obeys its repository's config, and where the command runs is not known here"
+        verdict = _shell().analyze(command, cwd)
+        return bool(verdict.read_only), str(verdict.reason)
     except Exception as err:
         return False, f"the read-only analysis failed: {err}"
+
+
+def concurrency_safe(command: str) -> bool:
+    """Read-only as far as the command alone goes: for partitioning, which has no cwd.
+
+    It allows nothing by itself: every call still passes the permission step, which
+    checks the repository (a git command there that is not read-only needs approval).
+    """
+    try:
+        return _cached_read_only(command)[0]
+    except Exception:
+        return False
 
 
 def benign_exit(command: str, exit_code: int) -> bool:
@@ -115,10 +139,13 @@ class BashTool(Tool):
     errors_cancel_siblings = True
 
     def is_read_only(self, input: BashInput) -> bool:
-        return analyze_read_only(input.command)[0]
+        return analyze_read_only(input.command)[0]  # no cwd: git commands are not
+
+    def is_read_only_in(self, input: BashInput, cwd: str) -> bool:
+        return analyze_read_only(input.command, cwd)[0]
 
     def is_concurrency_safe(self, input: BashInput) -> bool:
-        return self.is_read_only(input)
+        return concurrency_safe(input.command)
 
     async def validate_input(self, input: BashInput, ctx: ToolContext) -> Validation:
         if input.run_in_background:
@@ -133,14 +160,14 @@ class BashTool(Tool):
         return Validation.OK  # type: ignore[attr-defined,no-any-return]
 
     async def check_permissions(self, input: BashInput, ctx: ToolContext) -> Decision:
-        read_only, _ = analyze_read_only(input.command)
+        read_only, _ = analyze_read_only(input.command, ctx.cwd)
         if read_only:
             return Decision.allow(reason=DecisionReason("tool", "read-only command"))
         return Decision.passthrough()
 
     async def call(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
         timeout_s = (input.timeout or DEFAULT_TIMEOUT_MS) / 1000
-        env = command_env(read_only=self.is_read_only(input))
+        env = command_env(read_only=self.is_read_only_in(input, ctx.cwd))
         result = await run_command(input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress)
         return to_output(result, benign=result.exit_code is not None and benign_exit(input.command, result.exit_code))
 

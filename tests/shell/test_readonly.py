@@ -42,7 +42,7 @@ def test_reasons_name_the_part(command: str, reason: str) -> None:
 
 
 def test_read_only_reason_lists_the_commands() -> None:
-    assert analyze("git log | head -5") == ReadOnlyVerdict(True, "read-only: git, head")
+    assert analyze("git log | head -5") == ReadOnlyVerdict(True, "read-only: git, head", uses_git=True)
     assert is_read_only("ls -la")
     assert not is_read_only("rm -rf x")
 
@@ -157,8 +157,8 @@ def test_git_in_a_bare_repository_is_not_read_only(tmp_path: Path) -> None:
     verdict = analyze("git status", cwd=str(tmp_path))
     assert not verdict.read_only and "bare repository" in verdict.reason
     assert analyze("ls", cwd=str(tmp_path)).read_only
-    (tmp_path / ".git").mkdir()
-    assert analyze("git status", cwd=str(tmp_path)).read_only
+    (tmp_path / ".git").mkdir()  # not a git directory: git still uses the bare one
+    assert not analyze("git status", cwd=str(tmp_path)).read_only
 
 
 def test_analyze_never_raises() -> None:
