@@ -9,11 +9,14 @@ session, so an abort, a timeout or a cancelled task can kill everything it start
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
+import shutil
 import signal
+import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -167,18 +170,61 @@ class BashTool(Tool):
 
     async def call(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
         timeout_s = (input.timeout or DEFAULT_TIMEOUT_MS) / 1000
-        env = command_env(read_only=self.is_read_only_in(input, ctx.cwd))
-        result = await run_command(input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress)
+        read_only = self.is_read_only_in(input, ctx.cwd)
+        with private_git_index(input.command, ctx.cwd, read_only) as index:
+            env = command_env(read_only=read_only, git_index=index)
+            result = await run_command(input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress)
         return to_output(result, benign=result.exit_code is not None and benign_exit(input.command, result.exit_code))
 
 
-def command_env(*, read_only: bool) -> dict[str, str]:
-    """The caller's environment, made non-interactive; read-only git takes no optional locks."""
+def command_env(*, read_only: bool, git_index: str | None = None) -> dict[str, str]:
+    """The caller's environment, made non-interactive; read-only git takes no optional locks
+    and, given ``git_index`` (see private_git_index), reads and refreshes only that copy."""
     env = dict(os.environ)
     env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
     if read_only:
         env["GIT_OPTIONAL_LOCKS"] = "0"  # two parallel `git status` must not fight over index.lock
+        if git_index is not None:
+            env["GIT_INDEX_FILE"] = git_index
     return env
+
+
+@contextlib.contextmanager
+def private_git_index(command: str, cwd: str, read_only: bool) -> Iterator[str | None]:
+    """A throw-away copy of the repository's index for a read-only git command, or None.
+
+    ``git diff`` and ``git describe --dirty`` rewrite a stale index (new stat data) even
+    with GIT_OPTIONAL_LOCKS=0, so a read-only command, or a speculation's rejected run,
+    would change .git/index. Given a copy (mtime kept: git's racy-entry check reads it)
+    they refresh that instead; it is removed afterwards.
+    """
+    index = _index_of(command, cwd) if read_only else None
+    if index is None:
+        yield None
+        return
+    scratch = tempfile.mkdtemp(prefix="nbtoolsched-index-")
+    try:
+        private: str | None = os.path.join(scratch, "index")
+        try:
+            shutil.copy2(index, private)
+        except FileNotFoundError:
+            pass  # no index yet: a missing file is an empty index either way
+        except OSError:
+            private = None  # unreadable: git cannot read it either, and will say so
+        yield private
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _index_of(command: str, cwd: str) -> str | None:
+    """The index file git would use for ``command`` in ``cwd`` (None: no git, no work tree)."""
+    try:
+        if not _cached_read_only(command)[2]:
+            return None
+        repo = _shell().find_repository(cwd)
+    except Exception:
+        return None
+    return repo.index if repo is not None and repo.work_tree is not None else None
 
 
 # -- running a command --------------------------------------------------------------------

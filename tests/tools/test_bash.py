@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -483,3 +485,43 @@ async def test_speculation_stops_at_git_in_a_hostile_repository(tmp_path: Path) 
     cwd, _ = hostile(tmp_path / "h", bare=False)
     assert not await decide(cwd)
     assert await decide(repository(tmp_path / "c"))
+
+
+def stale(tmp_path: Path) -> Path:
+    """A repository whose index has old stat data for an unchanged file."""
+    src = repository(tmp_path)
+    past = time.time() - 1000
+    os.utime(src / "f.txt", (past, past))
+    probe = tmp_path / "probe"
+    shutil.copytree(src, probe)
+    before = (probe / ".git" / "index").read_bytes()
+    subprocess.run(["git", "diff", "--stat"], cwd=probe, env={**GIT_ENV, "GIT_OPTIONAL_LOCKS": "0"}, check=True)
+    assert (probe / ".git" / "index").read_bytes() != before, "plain git must rewrite this index"
+    return src
+
+
+@pytest.mark.parametrize("command", ["git diff --stat", "git describe --dirty --always", "git status --short && git diff"])
+async def test_read_only_git_leaves_a_stale_index_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    src = stale(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    index = src / ".git" / "index"
+    before, stamp = index.read_bytes(), index.stat().st_mtime_ns
+    sched, asked = guarded(src, tmp_path / "session")
+    [result] = await sched.run([use(command)])
+    assert asked == [] and not result.is_error, result.text
+    assert "-dirty" not in result.text and "f.txt" not in result.text  # same answers as before
+    assert index.read_bytes() == before and index.stat().st_mtime_ns == stamp
+    assert list(scratch.iterdir()) == []  # the private copy is gone
+
+
+def test_private_index_only_for_read_only_git(tmp_path: Path) -> None:
+    src = repository(tmp_path)
+    with bash_module.private_git_index("git status", str(src), True) as index:
+        assert index is not None and Path(index).read_bytes() == (src / ".git" / "index").read_bytes()
+        assert command_env(read_only=True, git_index=index)["GIT_INDEX_FILE"] == index
+    assert not Path(index).exists()
+    for command, read_only in (("ls", True), ("git status", False)):
+        with bash_module.private_git_index(command, str(src), read_only) as index:
+            assert index is None
