@@ -57,7 +57,12 @@ CORPUS: list[Case] = [
         "git branch -a",
         "git branch -vv",
         "git branch --show-current",
-        "git branch --abbrev 7",
+        "git branch --abbrev=7 -v",
+        "git tag -n5",
+        "git tag -n 'v1.*'",
+        "git diff -U 5 --stat",
+        "git diff -M50% --stat",
+        "git log --format='%h %s' -5",
         "git branch --list 'feature/*'",
         "git branch -r --contains HEAD",
         "git tag",
@@ -94,6 +99,13 @@ CORPUS: list[Case] = [
     *_cases(
         "git_write", False,
         "git commit -m 'wip'",
+        # Options whose value git only takes attached (--abbrev=7): the next word is
+        # the name of a new branch or tag.
+        "git branch --abbrev 7",
+        "git branch --column always",
+        "git branch --color never",
+        "git tag --column plain",
+        "git branch -v newname",
         "git add .",
         "git push origin main",
         "git pull",

@@ -48,7 +48,10 @@ def test_read_only_reason_lists_the_commands() -> None:
 
 
 @pytest.mark.parametrize(("command", "read_only"), [
-    ("git branch --abbrev 7", True),
+    ("git branch --abbrev 7", False),  # --abbrev takes only an attached value: creates 7
+    ("git branch --column always", False),
+    ("git tag -n 5", True),  # -n lists (5 is a pattern)
+    ("git tag -n 5 v1", True),
     ("git branch --abbrev=7 -v", True),
     ("git branch --merged main", True),
     ("git branch -v newname", False),
