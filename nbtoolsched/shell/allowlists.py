@@ -88,6 +88,8 @@ GIT_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
         " -O=string -R --unified[=] -U[=] -w -b --merge-base --no-prefix --src-prefix=string"
         " --dst-prefix=string"
     ),
+    # Beyond Claude Code's list, on purpose: -i/--regexp-ignore-case, --all-match,
+    # --invert-grep, -E, -F and -L only change which commits match or which lines show.
     ("git", "log"): (
         _GIT_LOG_LIKE + " " + _GIT_DIFF_OUTPUT
         + " --author=string --committer=string --grep=string --abbrev-commit --full-history"

@@ -5,6 +5,12 @@ rules, and run during speculation (reference §5), so a wrong "yes" is a securit
 and a wrong "no" only costs speed. Every simple command must be on an allowlist with
 only fixed words, harmless redirections and, where a tool has dangerous options,
 options from its allowlist; anything not understood is not read-only.
+
+Where Claude Code refuses on the text (any ``$`` in an argument even single-quoted,
+``;|&`` or ``{a,b}`` inside quotes, any multi-line command, so every heredoc), this
+check accepts what the parse proves literal: ``grep 'a|b' f`` and ``cat <<'EOF'`` are
+read-only here. That is a deliberate difference (see the README). git commands are
+stricter instead: the repository's config is checked (gitrepo.py).
 """
 
 from __future__ import annotations
