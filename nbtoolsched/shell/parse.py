@@ -300,6 +300,10 @@ class _Builder:
                 pending_op = None
             elif single and is_operator and word.value in ("<", ">", ">>"):
                 pending_op = word
+            elif is_operator and word.value.startswith("<<"):
+                # "[ x <<EOF ]" is a heredoc to bash; tree-sitter reads a test operator
+                # and then parses the heredoc's body as commands.
+                self.errors.append(f"a heredoc inside a test: {_short(self.src.of(node))!r}")
             else:
                 draft.words.append(word)
         if pending_op is not None:
@@ -644,11 +648,13 @@ def _read_heredocs(root: Node, text: str) -> tuple[dict[int, Word], list[str]]:
     that tree-sitter put every operator, delimiter word and delimiter line exactly where
     bash does; its body node may only start later, past blanks it skipped.
     """
-    nodes = sorted(_heredoc_nodes(root), key=lambda node: node.start_byte)
+    found, literal = _heredoc_nodes(root)
+    nodes = sorted(found, key=lambda node: node.start_byte)
     words: dict[int, Word] = {}
     read_until = -1
     i = 0
     try:
+        _every_operator_is_known(text, literal)
         while i < len(nodes):
             parts = _heredoc_parts(nodes[i])
             if parts[0].start_byte < read_until:
@@ -674,15 +680,45 @@ def _read_heredocs(root: Node, text: str) -> tuple[dict[int, Word], list[str]]:
     return words, []
 
 
-def _heredoc_nodes(root: Node) -> list[Node]:
+# Nodes whose text may hold "<<" that is no heredoc operator (quoted, a comment, a
+# body, arithmetic), and the operator tokens themselves.
+_LITERAL_HOLDERS = frozenset({
+    "string", "raw_string", "ansi_c_string", "translated_string", "comment",
+    "heredoc_body", "heredoc_start", "arithmetic_expansion", "<<", "<<-", "<<<",
+})
+
+
+def _heredoc_nodes(root: Node) -> tuple[list[Node], list[tuple[int, int]]]:
+    """The heredoc_redirect nodes, and the spans that explain any other "<<"."""
     found: list[Node] = []
+    literal: list[tuple[int, int]] = []
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.type == "heredoc_redirect":
+        kind = node.type
+        if kind in _LITERAL_HOLDERS:
+            literal.append((node.start_byte, node.end_byte))
+            if kind != "heredoc_body":
+                continue
+        elif kind == "heredoc_redirect":
             found.append(node)
         stack.extend(node.children)
-    return found
+    return found, literal
+
+
+def _every_operator_is_known(text: str, literal: list[tuple[int, int]]) -> None:
+    """Each unescaped "<<" is an operator node or inside a literal one.
+
+    A "<<" tree-sitter took for something else (say ``[ x <<EOF ]``, a test operator
+    to it, a heredoc to bash) would leave the body to be parsed as commands.
+    """
+    pos = text.find("<<")
+    while pos != -1:
+        if not _backslashes_before(text, pos) % 2 and not any(
+            start <= pos < end for start, end in literal
+        ):
+            raise HeredocError(f"'<<' the parser did not read as an operator at offset {pos}")
+        pos = text.find("<<", pos + 1)
 
 
 def _heredoc_parts(node: Node) -> tuple[Node, Node | None, Node | None, Node | None]:

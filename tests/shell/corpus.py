@@ -559,6 +559,7 @@ CORPUS: list[Case] = [
         "cat <<A >/dev/null 3<<-B\na\nA\n\t$(touch f)\n\tB",
         "cat <<EOF\n $(touch f)",
         "cat <<< \"$(touch f)\"",
+        "[ x <<ls ]\necho '$(touch f)'\nls",
         "cat <<< `touch f`",
     ),
     # ------------------------------------------------- quoting and expansions

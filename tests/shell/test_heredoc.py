@@ -35,9 +35,11 @@ MISREAD = [
     "cat <<A >/dev/null 3<<-B\na\nA\n\t$(touch f)\n\tB",  # two heredocs on one line
     "cat <<EOF\n $(touch f)",  # no delimiter line
 ]
+# A heredoc tree-sitter takes for something else, parsing its body as commands.
+UNSEEN = ["[ x <<ls ]\necho '$(touch f)'\nls", "[ x <<-ls ]\necho '$(touch f)'\nls"]
 
 
-@pytest.mark.parametrize("command", HIDDEN + MISREAD)
+@pytest.mark.parametrize("command", HIDDEN + MISREAD + UNSEEN)
 def test_substitutions_bash_runs_are_never_read_only(command: str) -> None:
     assert ("touch", "PWNED") in _bash_runs(command) or ("touch", "f") in _bash_runs(command)
     assert not analyze(command, use_cache=False).read_only, command
@@ -53,6 +55,14 @@ def test_body_expansions_are_the_reason(command: str) -> None:
 @pytest.mark.parametrize("command", MISREAD)
 def test_disagreeing_with_tree_sitter_is_a_parse_error(command: str) -> None:
     assert any(error.startswith("heredoc:") for error in parse_command(command).errors)
+
+
+def test_every_unquoted_heredoc_operator_must_be_a_node() -> None:
+    from nbtoolsched.shell.parse import _every_operator_is_known
+
+    with pytest.raises(HeredocError):
+        _every_operator_is_known("[ x <<ls ]", [])
+    _every_operator_is_known("echo 'a<<b' x\\<<y", [(5, 11)])  # quoted, escaped
 
 
 @pytest.mark.parametrize("command", [
