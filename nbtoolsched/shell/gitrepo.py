@@ -53,6 +53,8 @@ _ENV_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"
                   "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
 _MAX_INCLUDE_DEPTH = 10
 _MAX_SUBMODULE_CONFIGS = 200
+_MAX_SUBMODULE_DEPTH = 8
+_GITLINK_MODE = b"\x00\x00\xe0\x00"  # 0160000 as the index stores it (big-endian)
 _HEX_HEAD = re.compile(rb"[0-9a-fA-F]{40}")  # git reads 40 or 64 hex digits, then stops
 _CACHE_SIZE = 256
 
@@ -91,6 +93,7 @@ class _Watch:
 
     def __init__(self) -> None:
         self.stamps: dict[str, _Stamp] = {}
+        self.checked: set[str] = set()  # git dirs already checked (submodules can repeat)
 
     def lstat(self, path: str) -> os.stat_result | None:
         self.stamps[path] = _stamp(path)
@@ -114,11 +117,11 @@ class _Watch:
         self.lstat(path)
         return os.path.exists(path)
 
-    def read(self, path: str, limit: int = 4096) -> bytes:
+    def read(self, path: str, limit: int | None = 4096) -> bytes:
         self.lstat(path)
         try:
             with open(path, "rb") as file:
-                return file.read(limit)
+                return file.read(-1 if limit is None else limit)
         except OSError as exc:
             raise RepositoryError(f"cannot read {path}: {exc.strerror}") from None
 
@@ -252,7 +255,12 @@ def _check(cwd: str, watch: _Watch) -> str | None:
     return _repository_problem(repo, watch)
 
 
-def _repository_problem(repo: Repository, watch: _Watch, *, submodules: bool = True) -> str | None:
+def _repository_problem(
+    repo: Repository, watch: _Watch, *, submodules: bool = True, depth: int = 0,
+) -> str | None:
+    if repo.git_dir in watch.checked:
+        return None
+    watch.checked.add(repo.git_dir)
     files = dict.fromkeys([
         os.path.join(repo.common_dir, "config"),
         os.path.join(repo.git_dir, "config"),
@@ -277,7 +285,9 @@ def _repository_problem(repo: Repository, watch: _Watch, *, submodules: bool = T
             name.startswith("sharedindex.") for name in os.listdir(directory)
         ):
             return "the repository uses a split index, which git may rewrite in its git directory"
-    return _submodules_problem(repo, watch) if submodules else None
+    if not submodules:
+        return None
+    return _absorbed_problem(repo, watch) or _checked_out_problem(repo, watch, depth)
 
 
 def _hooks_path(value: str | None, repo: Repository) -> list[str]:
@@ -290,7 +300,7 @@ def _hooks_path(value: str | None, repo: Repository) -> list[str]:
     return [os.path.join(base, path) for base in bases if base]
 
 
-def _submodules_problem(repo: Repository, watch: _Watch) -> str | None:
+def _absorbed_problem(repo: Repository, watch: _Watch) -> str | None:
     """Submodule repositories under modules/: git status and diff run git in them."""
     root = os.path.join(repo.common_dir, "modules")
     if watch.kind(root) != "dir":
@@ -309,6 +319,47 @@ def _submodules_problem(repo: Repository, watch: _Watch) -> str | None:
                 return f"a submodule: {problem}"
             subdirs[:] = [d for d in subdirs if d == "modules"]
     return None
+
+
+def _checked_out_problem(repo: Repository, watch: _Watch, depth: int) -> str | None:
+    """Submodules checked out in the work tree (the index's gitlinks), with their own
+    .git: git status and diff run git status inside each, under its own config."""
+    if repo.work_tree is None:
+        return None
+    for path in _gitlinks(repo, watch):
+        dotgit = os.path.join(repo.work_tree, path, ".git")
+        kind = watch.kind(dotgit)
+        if kind is None:
+            continue  # not checked out: git does not go in
+        if depth >= _MAX_SUBMODULE_DEPTH:
+            raise RepositoryError("submodules nest too deep to check")
+        if kind == "file":
+            git_dir = _gitfile_target(dotgit, watch)
+        elif kind in ("dir", "link") and os.path.isdir(dotgit):
+            git_dir = dotgit
+        else:
+            raise RepositoryError(f"{dotgit} is neither a file nor a directory")
+        sub = _repository(git_dir, os.path.dirname(dotgit), watch)
+        problem = _repository_problem(sub, watch, depth=depth + 1)
+        if problem:
+            return f"the submodule {path}: {problem}"
+    return None
+
+
+def _gitlinks(repo: Repository, watch: _Watch) -> list[str]:
+    """The paths of the index's submodule entries, as git lists them."""
+    assert repo.work_tree is not None
+    if watch.kind(repo.index) != "file" or _GITLINK_MODE not in watch.read(repo.index, None):
+        return []  # the mode appears nowhere in the index: no gitlink
+    out = _run_git(
+        ["-c", "core.fsmonitor=false", "ls-files", "--stage", "-z"], repo.work_tree,
+        f"list the submodules of {repo.work_tree}",
+        GIT_DIR=repo.git_dir, GIT_WORK_TREE=repo.work_tree,
+    )
+    paths = [entry.partition("\t")[2] for entry in out.split("\0") if entry.startswith("160000 ")]
+    if len(paths) > _MAX_SUBMODULE_CONFIGS:
+        raise RepositoryError("too many submodules to check")
+    return paths
 
 
 def _key_problem(key: str, value: str | None) -> str | None:
@@ -351,25 +402,35 @@ def _include_target(value: str | None, including: str) -> str:
 
 def _git_config_list(path: str) -> list[tuple[str, str | None]]:
     """git's own reading of one file: ``git config --file`` runs nothing it configures."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": os.environ.get("HOME", "/"),
-        "GIT_DIR": os.path.join(os.sep, "nonexistent", "nbtoolsched"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "LC_ALL": "C",
-    }
-    try:
-        done = subprocess.run(
-            ["git", "config", "--no-includes", "--file", path, "--list", "--null"],
-            cwd=os.sep, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise RepositoryError(f"cannot run git to read {path}: {exc}") from None
-    if done.returncode != 0:
-        raise RepositoryError(f"git cannot read the config {path}")
+    out = _run_git(
+        ["config", "--no-includes", "--file", path, "--list", "--null"], os.sep,
+        f"read the config {path}", GIT_DIR=os.path.join(os.sep, "nonexistent", "nbtoolsched"),
+    )
     entries: list[tuple[str, str | None]] = []
-    for item in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+    for item in out.split("\0"):
         if item:
             key, newline, value = item.partition("\n")
             entries.append((key.lower(), value if newline else None))
     return entries
+
+
+def _run_git(args: list[str], cwd: str, what: str, **extra: str) -> str:
+    """Run git for a fact about the repository: no user or system config, nothing else."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": os.sep,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "LC_ALL": "C",
+        **extra,
+    }
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RepositoryError(f"cannot run git to {what}: {exc}") from None
+    if done.returncode != 0:
+        raise RepositoryError(f"git could not {what}")
+    return done.stdout.decode("utf-8", "surrogateescape")

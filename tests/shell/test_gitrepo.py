@@ -234,3 +234,23 @@ def test_the_cache_follows_changes(repo: Path) -> None:
     assert problem(repo) is None
     (repo / ".git" / "hooks" / "post-index-change").write_text("")
     assert problem(repo) is not None
+
+
+def test_checked_out_submodules_with_their_own_git_dir(repo: Path, tmp_path: Path) -> None:
+    """git status in the superproject runs git status in each submodule, under its config."""
+    sub = repo / "lib"
+    sub.mkdir()
+    git(sub, "init", "-q")
+    (sub / "a.txt").write_text("a\n")
+    git(sub, "add", ".")
+    git(sub, "commit", "-qm", "a")
+    git(repo, "add", "lib")
+    git(repo, "commit", "-qm", "submodule")
+    assert "160000" in git(repo, "ls-files", "--stage", "lib")
+    assert problem(repo) is None
+    marker = tmp_path / "PWNED"
+    git(sub, "config", "core.fsmonitor", f"sh -c 'touch {marker}'")
+    subprocess.run(["git", "status", "--short"], cwd=repo, env={**CLEAN_ENV, "GIT_OPTIONAL_LOCKS": "0"},
+                   capture_output=True, check=True)
+    assert marker.exists(), "the attack must be real: git status runs the submodule's fsmonitor"
+    assert "the submodule lib" in (problem(repo) or "")
