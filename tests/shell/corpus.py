@@ -885,3 +885,40 @@ CORPUS: list[Case] = [
         "echo \\ b",
     ),
 ]
+
+
+class RepositoryCase(NamedTuple):
+    """A git command run in a repository whose local config sets ``config``."""
+
+    config: tuple[tuple[str, str], ...]
+    command: str
+    read_only: bool
+    category: str
+
+
+def _in_repo(category: str, read_only: bool, config: dict[str, str], *commands: str) -> list[RepositoryCase]:
+    return [RepositoryCase(tuple(config.items()), command, read_only, category) for command in commands]
+
+
+_READS = ("git status --short", "git log -p -1", "git show --stat", "git diff")
+
+REPOSITORY_CASES: list[RepositoryCase] = [
+    *_in_repo("git_config", True, {}, *_READS, "git log --oneline | head -5"),
+    *_in_repo("git_config", True, {"core.fsmonitor": "false", "user.name": "x"}, *_READS),
+    *_in_repo("git_config", True, {"alias.log": "!touch pwned"}, "git log --oneline"),
+    *_in_repo("git_config", True, {"core.hooksPath": ".husky/_"}, "git status"),
+    *_in_repo("git_config", True, {"remote.origin.url": "https://example.com/r.git"}, "git remote -v"),
+    *_in_repo("git_config_no", False, {"core.fsmonitor": "./watch"}, *_READS),
+    *_in_repo("git_config_no", False, {"diff.evil.textconv": "./conv"}, *_READS),
+    *_in_repo("git_config_no", False, {"diff.external": "./differ"}, "git diff", "git log -p"),
+    *_in_repo("git_config_no", False, {"filter.evil.clean": "./clean"}, "git status", "git diff"),
+    *_in_repo("git_config_no", False, {"core.pager": "./pager"}, "git log"),
+    *_in_repo("git_config_no", False, {"pager.log": "./pager"}, "git log"),
+    *_in_repo("git_config_no", False, {"gpg.program": "./gpg"}, "git log --format='%G?' -1"),
+    *_in_repo("git_config_no", False, {"log.showSignature": "true"}, "git log -1"),
+    *_in_repo("git_config_no", False, {"core.sshCommand": "./ssh"}, "git ls-remote origin"),
+    *_in_repo("git_config_no", False, {"credential.helper": "./helper"}, "git ls-remote origin"),
+    *_in_repo("git_config_no", False, {"include.path": "../evil.cfg"}, "git status"),
+    *_in_repo("git_config_no", False, {"includeIf.onbranch:x.path": "../evil.cfg"}, "git status"),
+    *_in_repo("git_config_no", False, {"core.fsmonitor": "./watch"}, "ls && git status", "cat f | git log"),
+]
