@@ -254,3 +254,11 @@ def test_checked_out_submodules_with_their_own_git_dir(repo: Path, tmp_path: Pat
                    capture_output=True, check=True)
     assert marker.exists(), "the attack must be real: git status runs the submodule's fsmonitor"
     assert "the submodule lib" in (problem(repo) or "")
+
+
+def test_an_alias_never_replaces_a_built_in_command(repo: Path, tmp_path: Path) -> None:
+    """Why alias.* is not checked: git runs its own status, not the alias."""
+    marker = tmp_path / "PWNED"
+    git(repo, "config", "alias.status", f"!touch {marker}")
+    git(repo, "status")
+    assert not marker.exists() and problem(repo) is None

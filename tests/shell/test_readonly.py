@@ -51,6 +51,12 @@ def test_read_only_reason_lists_the_commands() -> None:
     ("git branch --abbrev 7", False),  # --abbrev takes only an attached value: creates 7
     ("git branch --column always", False),
     ("git tag -n 5", True),  # -n lists (5 is a pattern)
+    # Anything that points git at other config or another repository.
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=x git log", False),
+    ("GIT_DIR=x; git log", False),
+    ("export GIT_DIR=x; git log", False),
+    ("git --work-tree=/tmp log", False),
+    ("git --config-env=core.pager=X log", False),
     ("git tag -n 5 v1", True),
     ("git branch --abbrev=7 -v", True),
     ("git branch --merged main", True),
