@@ -698,11 +698,9 @@ def _heredoc_nodes(root: Node) -> tuple[list[Node], list[tuple[int, int]]]:
         kind = node.type
         if kind in _LITERAL_HOLDERS:
             literal.append((node.start_byte, node.end_byte))
-            if kind != "heredoc_body":
-                continue
         elif kind == "heredoc_redirect":
             found.append(node)
-        stack.extend(node.children)
+        stack.extend(node.children)  # heredocs nest in strings and substitutions too
     return found, literal
 
 

@@ -161,3 +161,9 @@ def test_bash_runs_nothing_the_analysis_did_not_find(command: str) -> None:
     found = {cmd.argv for cmd in parsed.commands}
     for argv in runs:
         assert argv in found, (command, argv, found)
+
+
+def test_heredocs_inside_strings_and_substitutions_are_checked_too() -> None:
+    assert not parse_command('git commit -m "$(cat <<\'EOF\'\nmsg\nEOF\n)"').errors
+    errors = parse_command('echo "$(cat <<EOF\nx\n EOF\nEOF\n)"; ls').errors
+    assert any(error.startswith("heredoc:") for error in errors)
