@@ -6,13 +6,16 @@ A read-only git command is only read-only if the repository it uses cannot run c
 or ``git show``. A cloned repository ships no config, but a downloaded archive with a
 ``.git`` directory, or a bare-repository-shaped directory inside a clone, does.
 
-So this module finds every repository git could use from a directory (walking up as
-git does: ``.git`` directories, ``.git`` files of worktrees and submodules, bare
-repositories), reads their local config with git's own parser (``git config --file``,
-which runs nothing) following every include whatever its condition, and refuses any key
-that can run a program or write. Anything it cannot follow fails closed. The user's
-global and system config are the user's own and not checked, nor are aliases: git never
-lets an alias replace a built-in command, and only built-ins are on the allowlist.
+So this module finds the repository git uses from a directory (walking up as git does:
+``.git`` files of worktrees and submodules, ``.git`` directories, bare repositories,
+with git's own is_git_directory() rules), reads its local config and config.worktree
+with git's own parser (``git config --file``, which runs nothing) following every
+include whatever its condition, and refuses any key that can run a program or write,
+the hooks read commands can trigger, a split index, and the same in every submodule
+repository git status would enter. Bare repositories are refused outright, as in
+Claude Code. Anything it cannot follow fails closed. The user's global and system
+config are the user's own and not checked, nor are aliases: git never lets an alias
+replace a built-in command, and only built-ins are on the allowlist.
 
 Results are cached per directory and revalidated by the stat of every path consulted,
 so a repeated check costs a few dozen ``stat`` calls.
