@@ -347,7 +347,7 @@ def _read_only(facts: CallFacts, sub: str, field_name: str) -> bool:
             parsed = parsed.model_copy(update={field_name: sub})
         elif isinstance(parsed, dict):
             parsed = {**parsed, field_name: sub}
-        return bool(facts.tool.is_read_only(parsed))
+        return bool(facts.tool.is_read_only_in(parsed, facts.cwd))
     except Exception:
         return False  # a check that cannot say fails closed
 

@@ -230,7 +230,7 @@ class Permissions:
         if self.denials.exhausted:
             return None
         verdict = await self.classifier.classify(
-            ClassifierRequest(tool.name, request.input, request.ctx.cwd, _read_only(tool, request.parsed), decision.message or "")
+            ClassifierRequest(tool.name, request.input, request.ctx.cwd, _read_only(tool, request.parsed, request.ctx.cwd), decision.message or "")
         )
         if verdict.allow:
             self.denials.record_allow()
@@ -348,7 +348,7 @@ class Permissions:
         steps.append(f"the tool's own check ({tool_kind(tool)}): {own.behavior}" + (f" — {own.reason.describe()}" if own.reason else ""))
         if own.behavior == "deny":
             return done(own, "the tool's own check denied it")
-        if mode == "plan" and not _read_only(tool, parsed):
+        if mode == "plan" and not _read_only(tool, parsed, ctx.cwd):
             return done(
                 Decision.deny(
                     f"Plan mode allows only read-only tools, and this {tool.name} call can change things. Finish the plan and present it instead.",
@@ -375,7 +375,7 @@ class Permissions:
             return done(Decision.allow(None, _reason(rule, "tool-wide allow rule")), f"tool-wide allow rule {rule.text} matched")
         if own.behavior in ("allow", "ask"):
             return done(own, f"the tool's own check said {own.behavior}")
-        if _read_only(tool, parsed) and not tool.is_mcp and tool_kind(tool) == "generic":
+        if _read_only(tool, parsed, ctx.cwd) and not tool.is_mcp and tool_kind(tool) == "generic":
             return done(Decision.allow(None, DecisionReason("tool", f"{tool.name} is read-only for this input")), "a read-only tool with no rule against it")
         return done(
             Decision.ask(own.message or _ask_text(tool), DecisionReason("default", "no rule allows it"), own.suggestions),
@@ -425,9 +425,9 @@ def _requires_person(tool: Tool) -> bool:
         return True
 
 
-def _read_only(tool: Tool, parsed: Any) -> bool:
+def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:
     try:
-        return bool(tool.is_read_only(parsed))
+        return bool(tool.is_read_only_in(parsed, cwd))
     except Exception:  # noqa: BLE001 - cannot tell: treat as a write
         return False
 

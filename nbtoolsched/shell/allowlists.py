@@ -4,6 +4,13 @@ Facts follow Claude Code's read-only validation (reference §5 and its Appendix)
 wording and layout are ours. Flag lists are written as one string per command so they
 read like the Appendix: a bare flag takes no value, ``flag=TYPE`` takes one (inline with
 ``=`` or as the next word) and ``flag[=]`` takes an optional inline value only.
+
+A ``flag[=]`` must be exactly the options git parses with an optional argument
+(PARSE_OPT_OPTARG: ``--abbrev``, ``--column``, ``-U``...): typed ``flag=TYPE`` instead,
+the check would take the next word as its value while git takes it as a positional,
+and for ``git branch`` and ``git tag`` a positional is the name of a ref to create
+(``git branch --abbrev 7`` creates the branch ``7``). Checked against real git in
+tests/shell/test_git_flags.py. We differ from Claude Code's lists here on purpose.
 """
 
 from __future__ import annotations
@@ -71,16 +78,18 @@ GIT_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
         "--stat[=] --numstat --shortstat --name-only --name-status --color[=] --no-color"
         " --dirstat[=] --summary --patch-with-stat --word-diff[=] --word-diff-regex=string"
         " --color-words[=] --no-renames --no-ext-diff --check --ws-error-highlight=string"
-        " --full-index --binary --abbrev=number --break-rewrites[=] --find-renames[=]"
+        " --full-index --binary --abbrev[=] --break-rewrites[=] --find-renames[=]"
         " --find-copies[=] --find-copies-harder --irreversible-delete"
         " --diff-algorithm=string --histogram --patience --minimal --ignore-space-at-eol"
         " --ignore-space-change --ignore-all-space --ignore-blank-lines"
         " --inter-hunk-context=number --function-context --exit-code --quiet --cached"
-        " --staged --pickaxe-regex --pickaxe-all --no-index --relative=string"
-        " --diff-filter=string -p -u -s -M -C -B -D -l -S=string -G=string -O=string -R"
-        " --unified=number -U=number -w -b --merge-base --no-prefix --src-prefix=string"
+        " --staged --pickaxe-regex --pickaxe-all --no-index --relative[=]"
+        " --diff-filter=string -p -u -s -M[=] -C[=] -B[=] -D -l=number -S=string -G=string"
+        " -O=string -R --unified[=] -U[=] -w -b --merge-base --no-prefix --src-prefix=string"
         " --dst-prefix=string"
     ),
+    # Beyond Claude Code's list, on purpose: -i/--regexp-ignore-case, --all-match,
+    # --invert-grep, -E, -F and -L only change which commits match or which lines show.
     ("git", "log"): (
         _GIT_LOG_LIKE + " " + _GIT_DIFF_OUTPUT
         + " --author=string --committer=string --grep=string --abbrev-commit --full-history"
@@ -88,7 +97,7 @@ GIT_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
         " --merges --no-merges --reverse --walk-reflogs --skip=number --max-age=number"
         " --min-age=number --no-min-parents --no-max-parents --follow --no-walk"
         " --left-right --cherry-mark --cherry-pick --boundary --topo-order --date-order"
-        " --author-date-order --pretty[=] --format=string --diff-filter=string -S=string"
+        " --author-date-order --pretty[=] --format[=] --diff-filter=string -S=string"
         " -G=string --pickaxe-regex --pickaxe-all -i --regexp-ignore-case --all-match"
         " --invert-grep -E --extended-regexp -F --fixed-strings -L=string"
     ),
@@ -96,12 +105,12 @@ GIT_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
         "--oneline --graph --decorate[=] --no-decorate --date=string --relative-date "
         + _GIT_DIFF_OUTPUT
         + " --abbrev-commit --word-diff[=] --word-diff-regex=string --color-words[=]"
-        " --pretty[=] --format=string --first-parent --raw --diff-filter=string -m --quiet"
+        " --pretty[=] --format[=] --first-parent --raw --diff-filter=string -m --quiet"
     ),
     ("git", "shortlog"): (
         "--all --branches --tags --remotes --since=string --after=string --until=string"
         " --before=string -s --summary -n --numbered -e --email -c --committer"
-        " --group=string --format=string --no-merges --author=string"
+        " --group=string --format[=] --no-merges --author=string"
     ),
     ("git", "reflog"): (
         _GIT_LOG_LIKE + " --author=string --committer=string --grep=string"
@@ -113,19 +122,19 @@ GIT_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
     ),
     ("git", "status"): (
         "--short -s --branch -b --porcelain[=] --long --verbose -v --untracked-files[=]"
-        " -u[=] --ignored[=] --ignore-submodules[=] --column --no-column --ahead-behind"
+        " -u[=] --ignored[=] --ignore-submodules[=] --column[=] --no-column --ahead-behind"
         " --no-ahead-behind --renames --no-renames --find-renames[=] -M[=] -z"
     ),
     ("git", "blame"): (
         "--color --no-color -L=string --porcelain -p --line-porcelain --incremental --root"
         " --show-stats --show-name --show-number -n --show-email -e -f --date=string -w"
         " --ignore-rev=string --ignore-revs-file=string -M -C --score-debug"
-        " --abbrev=number -s -l -t"
+        " --abbrev[=] -s -l -t"
     ),
     ("git", "ls-files"): (
         "--cached -c --deleted -d --modified -m --others -o --ignored -i --stage -s"
         " --killed -k --unmerged -u --directory --no-empty-directory --eol --full-name"
-        " --abbrev=number --debug -z -t -v -f --exclude=string -x=string"
+        " --abbrev[=] --debug -z -t -v -f --exclude=string -x=string"
         " --exclude-from=string -X=string --exclude-per-directory=string"
         " --exclude-standard --error-unmatch --recurse-submodules"
     ),
@@ -150,11 +159,11 @@ GIT_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
         " --grep=string --count --reverse --first-parent --ancestry-path --merges"
         " --no-merges --min-parents=number --max-parents=number --no-min-parents"
         " --no-max-parents --skip=number --max-age=number --min-age=number --walk-reflogs"
-        " --oneline --abbrev-commit --pretty[=] --format=string --abbrev=number"
+        " --oneline --abbrev-commit --pretty[=] --format[=] --abbrev[=]"
         " --full-history --dense --sparse --source --graph --left-right"
     ),
     ("git", "describe"): (
-        "--tags --match=string --exclude=string --long --abbrev=number --always --contains"
+        "--tags --match=string --exclude=string --long --abbrev[=] --always --contains"
         " --first-match --exact-match --candidates=number --dirty[=] --broken[=] --all"
     ),
     ("git", "cat-file"): "-t -s -p -e --batch-check --allow-undetermined-type",
@@ -175,17 +184,17 @@ GIT_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
     ("git", "stash", "show"): (
         "--stat[=] --numstat --shortstat --name-only --name-status --color[=] --no-color"
         " --patch -p --no-patch --no-ext-diff -s --word-diff[=] --word-diff-regex=string"
-        " --diff-filter=string --abbrev=number"
+        " --diff-filter=string --abbrev[=]"
     ),
     ("git", "worktree", "list"): "--porcelain -v --verbose --expire=string -z",
     ("git", "tag"): (
-        "-l --list -n=number --contains=string --no-contains=string --merged=string"
-        " --no-merged=string --sort=string --format=string --points-at=string --column"
+        "-l --list -n[=] --contains=string --no-contains=string --merged=string"
+        " --no-merged=string --sort=string --format=string --points-at=string --column[=]"
         " --no-column -i --ignore-case"
     ),
     ("git", "branch"): (
-        "-l --list -a --all -r --remotes -v -vv --verbose --color[=] --no-color --column"
-        " --no-column --abbrev=number --no-abbrev --contains=string --no-contains=string"
+        "-l --list -a --all -r --remotes -v -vv --verbose --color[=] --no-color --column[=]"
+        " --no-column --abbrev[=] --no-abbrev --contains=string --no-contains=string"
         " --merged --no-merged --points-at=string --sort=string --show-current -i"
         " --ignore-case"
     ),
@@ -203,7 +212,7 @@ GIT_BRANCH_LIST_FLAGS = frozenset({
     "-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
     "--points-at",
 })
-GIT_TAG_LIST_FLAGS = frozenset({"-l", "--list"})
+GIT_TAG_LIST_FLAGS = frozenset({"-l", "--list", "-n"})  # git tag -n<num> lists
 
 # ------------------------------------------------------------------ other tools
 _GREP = (

@@ -20,6 +20,9 @@ from tree_sitter import Language, Node, Parser
 from .allowlists import (
     SAFE_ENV_VALUE, SAFE_ENV_VARS, TIMEOUT_DURATION, WRAPPER_OPTIONS,
 )
+from .heredoc import (
+    HeredocBody, HeredocError, HeredocOp, body_expansions, read_body, read_delimiter, scan_line,
+)
 from .model import (
     Assignment, Construct, ParsedCommand, Redirect, ShellParseError, SimpleCommand, Word,
 )
@@ -146,8 +149,9 @@ class _Draft:
 class _Builder:
     """Walks one tree once, collecting simple commands, constructs and errors."""
 
-    def __init__(self, src: _Source) -> None:
+    def __init__(self, src: _Source, heredocs: dict[int, Word]) -> None:
         self.src = src
+        self.heredocs = heredocs  # bodies as bash reads them, by operator offset
         self.drafts: list[_Draft] = []
         self.constructs: list[Construct] = []
         self.errors: list[str] = []
@@ -296,6 +300,10 @@ class _Builder:
                 pending_op = None
             elif single and is_operator and word.value in ("<", ">", ">>"):
                 pending_op = word
+            elif is_operator and word.value.startswith("<<"):
+                # "[ x <<EOF ]" is a heredoc to bash; tree-sitter reads a test operator
+                # and then parses the heredoc's body as commands.
+                self.errors.append(f"a heredoc inside a test: {_short(self.src.of(node))!r}")
             else:
                 draft.words.append(word)
         if pending_op is not None:
@@ -374,6 +382,8 @@ class _Builder:
         follow: list[Node] = []
         text = self.src.of(node)
         heredoc = node.type == "heredoc_redirect"
+        tree_body: Word | None = None
+        op_start = -1
         prev_end = -1
         for child in self.children(node, newlines=heredoc):
             kind = child.type
@@ -385,7 +395,7 @@ class _Builder:
             elif kind == "heredoc_start":
                 text = f"{op}{self.src.of(child)}"
             elif kind == "heredoc_body":
-                target = self.word(child)
+                tree_body = self.word(child)
             elif kind in _REDIRECTS:
                 inner, more_words, more_follow = self.redirect(child)
                 nested.extend(inner)
@@ -396,11 +406,16 @@ class _Builder:
             elif kind in ("heredoc_end", "comment"):
                 continue
             elif not child.is_named:
-                op = op or kind
+                if not op:
+                    op, op_start = kind, child.start_byte
             elif target is None and node.type != "heredoc_redirect":
                 target = self.word(child)
             else:
                 extra.append(self.word(child))
+        if heredoc:
+            target = self.heredoc_target(op_start, tree_body)
+        elif op in ("<<", "<<-"):
+            self.errors.append(f"a heredoc the parser did not read as one: {_short(text)!r}")
         start, end = self.chars(node)
         main = Redirect(op, fd, target, _short(text, 60), start, end)
         return [main, *nested], extra, follow
@@ -441,8 +456,20 @@ class _Builder:
         _unquoted_issues(unquoted, value, text, issues, pattern)
         return Word(text, value, tuple(issues), *self.chars(node), runs_code=runs)
 
+    def heredoc_target(self, op_start: int, tree_body: Word | None) -> Word | None:
+        """The body read from the text (see heredoc.py), plus anything the tree saw in it."""
+        mine = self.heredocs.get(op_start)
+        if mine is None:
+            self.errors.append("a heredoc whose body could not be read")
+            return tree_body
+        if tree_body is not None and tree_body.issues:
+            issues = tuple(dict.fromkeys(mine.issues + tree_body.issues))
+            return Word(mine.text, mine.value, issues, mine.start, mine.end,
+                        runs_code=mine.runs_code or tree_body.runs_code)
+        return mine
+
     def heredoc_body(self, node: Node, text: str) -> Word:
-        """The body as written; expansions in it (unquoted delimiter) are its issues."""
+        """tree-sitter's body: only its expansion children are used (see heredoc_target)."""
         issues: list[str] = []
         runs = False
         for child in node.children:
@@ -610,6 +637,139 @@ def _unquoted_issues(
         issues.append(f"! (history expansion) in {short}")
 
 
+# -------------------------------------------------------------------- heredocs
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+
+
+def _read_heredocs(root: Node, text: str) -> tuple[dict[int, Word], list[str]]:
+    """Every heredoc body as bash reads it, keyed by operator offset, or an error.
+
+    Groups the heredocs of one line (their bodies follow that line in order) and checks
+    that tree-sitter put every operator, delimiter word and delimiter line exactly where
+    bash does; its body node may only start later, past blanks it skipped.
+    """
+    found, literal = _heredoc_nodes(root)
+    nodes = sorted(found, key=lambda node: node.start_byte)
+    words: dict[int, Word] = {}
+    read_until = -1
+    i = 0
+    try:
+        _every_operator_is_known(text, literal)
+        while i < len(nodes):
+            parts = _heredoc_parts(nodes[i])
+            if parts[0].start_byte < read_until:
+                raise HeredocError("a heredoc inside another heredoc's body")
+            first = read_delimiter(text, parts[0].start_byte)
+            line_end, more = scan_line(text, first.word_end, nested=_nested(nodes[i]))
+            if i + 1 + len(more) > len(nodes):
+                raise HeredocError("more heredocs on a line than the parser found")
+            pos = line_end + 1
+            for k, op in enumerate((first, *more)):
+                body = read_body(text, pos, op)
+                _compare_heredoc(text, op, body, _heredoc_parts(nodes[i + k]))
+                issue, runs = (None, False) if op.quoted else body_expansions(body.value)
+                words[op.start] = Word(
+                    text[body.start:body.end], body.value, (issue,) if issue else (),
+                    body.start, body.end, runs_code=runs,
+                )
+                pos = body.next
+            read_until = pos
+            i += 1 + len(more)
+    except HeredocError as exc:
+        return words, [f"heredoc: {exc}"]
+    return words, []
+
+
+# Nodes whose text may hold "<<" that is no heredoc operator (quoted, a comment, a
+# body, arithmetic), and the operator tokens themselves.
+_LITERAL_HOLDERS = frozenset({
+    "string", "raw_string", "ansi_c_string", "translated_string", "comment",
+    "heredoc_body", "heredoc_start", "arithmetic_expansion", "<<", "<<-", "<<<",
+})
+
+
+def _heredoc_nodes(root: Node) -> tuple[list[Node], list[tuple[int, int]]]:
+    """The heredoc_redirect nodes, and the spans that explain any other "<<"."""
+    found: list[Node] = []
+    literal: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind in _LITERAL_HOLDERS:
+            literal.append((node.start_byte, node.end_byte))
+        elif kind == "heredoc_redirect":
+            found.append(node)
+        stack.extend(node.children)  # heredocs nest in strings and substitutions too
+    return found, literal
+
+
+def _every_operator_is_known(text: str, literal: list[tuple[int, int]]) -> None:
+    """Each unescaped "<<" is an operator node or inside a literal one.
+
+    A "<<" tree-sitter took for something else (say ``[ x <<EOF ]``, a test operator
+    to it, a heredoc to bash) would leave the body to be parsed as commands.
+    """
+    pos = text.find("<<")
+    while pos != -1:
+        if not _backslashes_before(text, pos) % 2 and not any(
+            start <= pos < end for start, end in literal
+        ):
+            raise HeredocError(f"'<<' the parser did not read as an operator at offset {pos}")
+        pos = text.find("<<", pos + 1)
+
+
+def _heredoc_parts(node: Node) -> tuple[Node, Node | None, Node | None, Node | None]:
+    """The operator, delimiter word, body and delimiter line nodes of one heredoc."""
+    op = start = body = end = None
+    for child in node.children:
+        kind = child.type
+        if kind in ("<<", "<<-") and op is None:
+            op = child
+        elif kind == "heredoc_start" and start is None:
+            start = child
+        elif kind == "heredoc_body" and body is None:
+            body = child
+        elif kind == "heredoc_end" and end is None:
+            end = child
+    if op is None:
+        raise HeredocError("a heredoc without its operator")
+    return op, start, body, end
+
+
+def _nested(node: Node) -> bool:
+    """Inside a substitution (True); inside a heredoc body is refused."""
+    parent = node.parent
+    nested = False
+    while parent is not None:
+        if parent.type == "heredoc_body":
+            raise HeredocError("a heredoc inside another heredoc's body")
+        nested = nested or parent.type in _SUBSTITUTIONS
+        parent = parent.parent
+    return nested
+
+
+def _compare_heredoc(
+    text: str, op: HeredocOp, body: HeredocBody,
+    parts: tuple[Node, Node | None, Node | None, Node | None],
+) -> None:
+    op_node, start, body_node, end = parts
+    where = _short(text[op.start:op.word_end])
+    if op_node.start_byte != op.start or op_node.type != op.op:
+        raise HeredocError(f"bash reads the operator {where!r} elsewhere")
+    if start is None or (start.start_byte, start.end_byte) != (op.word_start, op.word_end):
+        raise HeredocError(f"bash reads the delimiter of {where!r} differently")
+    if end is None or end.is_missing or (end.start_byte, end.end_byte) != (
+        body.delimiter_start, body.delimiter_end,
+    ):
+        raise HeredocError(f"bash ends the body of {where!r} elsewhere")
+    if body_node is not None and not (
+        body.start <= body_node.start_byte <= body_node.end_byte <= end.start_byte
+        and not text[body.start:body_node.start_byte].strip(" \t\n")
+    ):
+        raise HeredocError(f"bash starts the body of {where!r} elsewhere")
+
+
 # ----------------------------------------------------------------------- parse
 def _syntax_errors(root: Node, src: _Source) -> list[str]:
     errors: list[str] = []
@@ -711,8 +871,11 @@ def _parse(command: str) -> ParsedCommand:
     # A trailing newline keeps tree-sitter-bash from a slow ambiguous path on pipes.
     tree = _parser().parse(src.data + b"\n")
     root = tree.root_node
-    builder = _Builder(src)
+    builder = _Builder(src, {})
     try:
+        if "<<" in command:
+            builder.heredocs, heredoc_errors = _read_heredocs(root, command)
+            builder.errors.extend(heredoc_errors)
         builder.gap(0, root.start_byte, True)
         builder.gap(root.end_byte, len(src.data), True)
         builder.statement(root)

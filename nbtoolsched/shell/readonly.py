@@ -5,11 +5,16 @@ rules, and run during speculation (reference §5), so a wrong "yes" is a securit
 and a wrong "no" only costs speed. Every simple command must be on an allowlist with
 only fixed words, harmless redirections and, where a tool has dangerous options,
 options from its allowlist; anything not understood is not read-only.
+
+Where Claude Code refuses on the text (any ``$`` in an argument even single-quoted,
+``;|&`` or ``{a,b}`` inside quotes, any multi-line command, so every heredoc), this
+check accepts what the parse proves literal: ``grep 'a|b' f`` and ``cat <<'EOF'`` are
+read-only here. That is a deliberate difference (see the README). git commands are
+stricter instead: the repository's config is checked (gitrepo.py).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -25,6 +30,7 @@ from .allowlists import (
     WRITE_FLAGS, XARGS_TARGETS,
 )
 from .flags import FlagError, ParsedArgs, parse_flags
+from .gitrepo import repository_problem
 from .parse import ParsedCommand, Redirect, SimpleCommand, parse_command, wrapper_prefix_len
 from .sed import sed_problem
 
@@ -37,22 +43,32 @@ class ReadOnlyVerdict:
 
     read_only: bool
     reason: str
+    # git runs: read-only only if the repository's config cannot run programs, which
+    # analyze() checks when it is given the directory the command runs in.
+    uses_git: bool = False
 
 
-def analyze(command: str, cwd: str | None = None, *, use_cache: bool = True) -> ReadOnlyVerdict:
+def analyze(
+    command: str, cwd: str | None = None, *, use_cache: bool = True,
+    env: dict[str, str] | None = None,
+) -> ReadOnlyVerdict:
     """Decide whether ``command`` is read-only; never raises.
 
-    ``cwd`` enables the bare-repository check for git commands. ``use_cache=False``
-    bypasses every cache (for honest benchmarks).
+    With ``cwd`` a git command is read-only only if the repository git uses from there
+    cannot run programs (gitrepo.py; ``env`` is the command's environment). Without
+    it the verdict is about the command alone: callers that auto-allow must pass it.
+    ``use_cache=False`` bypasses the verdict cache (for honest benchmarks).
     """
     try:
         if not isinstance(command, str):
             return ReadOnlyVerdict(False, "command is not a string")
-        verdict, uses_git = (
+        verdict = (
             _cached_verdict(command) if use_cache else _verdict(command, parse_command.__wrapped__)
         )
-        if verdict.read_only and uses_git and cwd and _is_bare_repo(cwd):
-            return ReadOnlyVerdict(False, "git in a bare repository (its config could run code)")
+        if verdict.read_only and verdict.uses_git and cwd is not None:
+            problem = repository_problem(cwd, env)
+            if problem:
+                return ReadOnlyVerdict(False, f"git: {problem}", uses_git=True)
         return verdict
     except Exception as exc:  # fail closed, whatever went wrong
         return ReadOnlyVerdict(False, f"analysis failed: {type(exc).__name__}: {exc}")
@@ -64,19 +80,17 @@ def is_read_only(command: str, cwd: str | None = None) -> bool:
 
 
 # ---------------------------------------------------------------------- verdict
-def _fail(reason: str) -> tuple[ReadOnlyVerdict, bool]:
-    return ReadOnlyVerdict(False, reason), False
+def _fail(reason: str) -> ReadOnlyVerdict:
+    return ReadOnlyVerdict(False, reason)
 
 
 @lru_cache(maxsize=4096)
-def _cached_verdict(command: str) -> tuple[ReadOnlyVerdict, bool]:
+def _cached_verdict(command: str) -> ReadOnlyVerdict:
     return _verdict(command, parse_command)
 
 
-def _verdict(
-    command: str, parse: Callable[[str], ParsedCommand],
-) -> tuple[ReadOnlyVerdict, bool]:
-    """The verdict and whether git runs (the cwd check is not cacheable)."""
+def _verdict(command: str, parse: Callable[[str], ParsedCommand]) -> ReadOnlyVerdict:
+    """The verdict on the command alone (the repository check is not cacheable)."""
     reason = _character_problem(command)
     if reason:
         return _fail(reason)
@@ -99,7 +113,7 @@ def _verdict(
     if uses_git and ("cd" in names or "pushd" in names):
         return _fail("cd combined with git (bare repository attack)")
     listed = ", ".join(dict.fromkeys(names))
-    return ReadOnlyVerdict(True, f"read-only: {listed}"), uses_git
+    return ReadOnlyVerdict(True, f"read-only: {listed}", uses_git)
 
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -118,16 +132,6 @@ def _character_problem(command: str) -> str | None:
             name = unicodedata.name(char, "unnamed")
             return f"unusual character U+{ord(char):04X} ({name.lower()})"
     return None
-
-
-def _is_bare_repo(cwd: str) -> bool:
-    join = os.path.join
-    return (
-        os.path.isfile(join(cwd, "HEAD"))
-        and os.path.isdir(join(cwd, "objects"))
-        and os.path.isdir(join(cwd, "refs"))
-        and not os.path.exists(join(cwd, ".git"))
-    )
 
 
 # --------------------------------------------------------------- one command

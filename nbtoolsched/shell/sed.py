@@ -3,6 +3,10 @@
 sed is the one common tool whose script language can write files (``w``, ``s///w``) and
 run programs (``e``, ``s///e``), so the script itself is read, command by command, and
 only stream commands are accepted.
+
+Claude Code accepts only ``sed -n`` with ``Np`` scripts, or one ``s/a/b/`` with ``/``
+delimiters and no file; reading the script lets ``sed 's|a|b|' f`` and ``sed -e 5q``
+count too (a deliberate difference).
 """
 
 from __future__ import annotations

@@ -48,9 +48,10 @@ def is_shell_tool(tool: Tool) -> bool:
     return tool.name in SHELL_TOOLS or tool.errors_cancel_siblings
 
 
-def _read_only(tool: Tool, parsed: Any) -> bool:
+def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:
+    """Read-only where the call runs (git's answer depends on the repository there)."""
     try:
-        return bool(tool.is_read_only(parsed))
+        return bool(tool.is_read_only_in(parsed, cwd))
     except Exception:
         return False  # a tool that cannot say is not read-only
 
@@ -135,7 +136,7 @@ class SpeculationGate:
             return await self._write(request)
         if is_shell_tool(tool):
             return await self._shell(request)
-        if is_read_tool(tool) and _read_only(tool, request.parsed):
+        if is_read_tool(tool) and _read_only(tool, request.parsed, request.ctx.cwd):
             return await self._read(request)
         # Anything else (a web fetch, a question to the user, an MCP call) reaches outside
         # the overlay, even when read-only: the speculation stops before it.
@@ -185,7 +186,7 @@ class SpeculationGate:
     async def _shell(self, request: PermissionRequest) -> Decision:
         command = request.input.get("command")
         text = command if isinstance(command, str) else ""
-        if not text.strip() or not _read_only(request.tool, request.parsed):
+        if not text.strip() or not _read_only(request.tool, request.parsed, request.ctx.cwd):
             return self.stop("bash", request.tool.name, text[:DETAIL_LIMIT], stopped_shell(text[:DETAIL_LIMIT]))
         return await self._consult(request, None, for_write=False)
 

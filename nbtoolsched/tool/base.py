@@ -88,6 +88,15 @@ class Tool:
     def is_read_only(self, input: Any) -> bool:
         return False
 
+    def is_read_only_in(self, input: Any, cwd: str) -> bool:
+        """Read-only when run in ``cwd``: what the permission checks and speculation ask.
+
+        Override when the answer depends on where the call runs (Bash: git obeys the
+        config of the repository it finds there); ``is_read_only`` then has to answer
+        without knowing, and must fail closed.
+        """
+        return self.is_read_only(input)
+
     def is_destructive(self, input: Any) -> bool:
         return False
 

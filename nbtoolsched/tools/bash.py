@@ -13,13 +13,16 @@ later. Output is kept bounded and throttled (``bash_output``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
+import shutil
 import signal
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -87,20 +90,44 @@ def _shell() -> Any:
 
 
 @functools.lru_cache(maxsize=4096)
-def _cached_read_only(command: str) -> tuple[bool, str]:
+def _cached_read_only(command: str) -> tuple[bool, str, bool]:
+    """The verdict on the command alone, and whether git runs (the repository decides then)."""
     shell = _shell()
     if shell is None:
         raise LookupError("the shell analysis is not available")
     verdict = shell.analyze(command)
-    return bool(verdict.read_only), str(getattr(verdict, "reason", ""))
+    return bool(verdict.read_only), str(getattr(verdict, "reason", "")), bool(getattr(verdict, "uses_git", True))
 
 
-def analyze_read_only(command: str) -> tuple[bool, str]:
-    """(read_only, reason); any failure of the analysis means not read-only."""
+def analyze_read_only(command: str, cwd: str | None = None) -> tuple[bool, str]:
+    """(read_only, reason) for ``command`` run in ``cwd``; any failure means not read-only.
+
+    git obeys the config of the repository it finds from its directory, and that config
+    can run programs (core.fsmonitor, diff textconv, filters...), so a git command is
+    read-only only once that repository is checked: without ``cwd``, it is not.
+    """
     try:
-        return _cached_read_only(command)
+        read_only, reason, uses_git = _cached_read_only(command)
+        if not (read_only and uses_git):
+            return read_only, reason
+        if cwd is None:
+            return False, "git obeys its repository's config, and where the command runs is not known here"
+        verdict = _shell().analyze(command, cwd)
+        return bool(verdict.read_only), str(verdict.reason)
     except Exception as err:
         return False, f"the read-only analysis failed: {err}"
+
+
+def concurrency_safe(command: str) -> bool:
+    """Read-only as far as the command alone goes: for partitioning, which has no cwd.
+
+    It allows nothing by itself: every call still passes the permission step, which
+    checks the repository (a git command there that is not read-only needs approval).
+    """
+    try:
+        return _cached_read_only(command)[0]
+    except Exception:
+        return False
 
 
 def benign_exit(command: str, exit_code: int) -> bool:
@@ -125,10 +152,13 @@ class BashTool(Tool):
     errors_cancel_siblings = True
 
     def is_read_only(self, input: BashInput) -> bool:
-        return analyze_read_only(input.command)[0]
+        return analyze_read_only(input.command)[0]  # no cwd: git commands are not
+
+    def is_read_only_in(self, input: BashInput, cwd: str) -> bool:
+        return analyze_read_only(input.command, cwd)[0]
 
     def is_concurrency_safe(self, input: BashInput) -> bool:
-        return self.is_read_only(input)
+        return concurrency_safe(input.command)
 
     async def validate_input(self, input: BashInput, ctx: ToolContext) -> Validation:
         if input.run_in_background:
@@ -143,28 +173,71 @@ class BashTool(Tool):
         return Validation.OK  # type: ignore[attr-defined,no-any-return]
 
     async def check_permissions(self, input: BashInput, ctx: ToolContext) -> Decision:
-        read_only, _ = analyze_read_only(input.command)
+        read_only, _ = analyze_read_only(input.command, ctx.cwd)
         if read_only:
             return Decision.allow(reason=DecisionReason("tool", "read-only command"))
         return Decision.passthrough()
 
     async def call(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
         timeout_s = (input.timeout or DEFAULT_TIMEOUT_MS) / 1000
-        env = command_env(read_only=self.is_read_only(input))
-        result = await run_command(
-            input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress,
-            save_dir=ctx.session_dir / "tool-results",
-        )
+        read_only = self.is_read_only_in(input, ctx.cwd)
+        with private_git_index(input.command, ctx.cwd, read_only) as index:
+            env = command_env(read_only=read_only, git_index=index)
+            result = await run_command(
+                input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress,
+                save_dir=ctx.session_dir / "tool-results",
+            )
         return to_output(result, benign=result.exit_code is not None and benign_exit(input.command, result.exit_code))
 
 
-def command_env(*, read_only: bool) -> dict[str, str]:
-    """The caller's environment, made non-interactive; read-only git takes no optional locks."""
+def command_env(*, read_only: bool, git_index: str | None = None) -> dict[str, str]:
+    """The caller's environment, made non-interactive; read-only git takes no optional locks
+    and, given ``git_index`` (see private_git_index), reads and refreshes only that copy."""
     env = dict(os.environ)
     env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
     if read_only:
         env["GIT_OPTIONAL_LOCKS"] = "0"  # two parallel `git status` must not fight over index.lock
+        if git_index is not None:
+            env["GIT_INDEX_FILE"] = git_index
     return env
+
+
+@contextlib.contextmanager
+def private_git_index(command: str, cwd: str, read_only: bool) -> Iterator[str | None]:
+    """A throw-away copy of the repository's index for a read-only git command, or None.
+
+    ``git diff`` and ``git describe --dirty`` rewrite a stale index (new stat data) even
+    with GIT_OPTIONAL_LOCKS=0, so a read-only command, or a speculation's rejected run,
+    would change .git/index. Given a copy (mtime kept: git's racy-entry check reads it)
+    they refresh that instead; it is removed afterwards.
+    """
+    index = _index_of(command, cwd) if read_only else None
+    if index is None:
+        yield None
+        return
+    scratch = tempfile.mkdtemp(prefix="nbtoolsched-index-")
+    try:
+        private: str | None = os.path.join(scratch, "index")
+        try:
+            shutil.copy2(index, private)
+        except FileNotFoundError:
+            pass  # no index yet: a missing file is an empty index either way
+        except OSError:
+            private = None  # unreadable: git cannot read it either, and will say so
+        yield private
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _index_of(command: str, cwd: str) -> str | None:
+    """The index file git would use for ``command`` in ``cwd`` (None: no git, no work tree)."""
+    try:
+        if not _cached_read_only(command)[2]:
+            return None
+        repo = _shell().find_repository(cwd)
+    except Exception:
+        return None
+    return repo.index if repo is not None and repo.work_tree is not None else None
 
 
 # -- running a command --------------------------------------------------------------------

@@ -57,7 +57,12 @@ CORPUS: list[Case] = [
         "git branch -a",
         "git branch -vv",
         "git branch --show-current",
-        "git branch --abbrev 7",
+        "git branch --abbrev=7 -v",
+        "git tag -n5",
+        "git tag -n 'v1.*'",
+        "git diff -U 5 --stat",
+        "git diff -M50% --stat",
+        "git log --format='%h %s' -5",
         "git branch --list 'feature/*'",
         "git branch -r --contains HEAD",
         "git tag",
@@ -94,6 +99,13 @@ CORPUS: list[Case] = [
     *_cases(
         "git_write", False,
         "git commit -m 'wip'",
+        # Options whose value git only takes attached (--abbrev=7): the next word is
+        # the name of a new branch or tag.
+        "git branch --abbrev 7",
+        "git branch --column always",
+        "git branch --color never",
+        "git tag --column plain",
+        "git branch -v newname",
         "git add .",
         "git push origin main",
         "git pull",
@@ -508,6 +520,18 @@ CORPUS: list[Case] = [
         "grep foo <<'END'\nfoo\nbar\nEND",
         "cat <<-EOF\n\tindented\n\tEOF",
         "cat <<'EOF' | wc -l\na\nb\nEOF",
+        # A quoted delimiter: nothing in the body expands, indented or not.
+        "cat <<'EOF'\n  indented $(not run)\nEOF",
+        "cat <<-'EOF'\n\t$(not run)\n\tEOF",
+        "cat <<\\EOF\n `not run`\nEOF",
+        "cat <<\"EOF\"\n\t${not:-run}\nEOF",
+        "cat <<EOF\n  plain indented text\nEOF",
+        "cat <<EOF\n\n  blank lines, then indentation\n\nEOF",
+        "grep -c x <<EOF\n\tx\n\tx\nEOF",
+        "cat <<-EOF\n\t\tdeeper tabs\n\tEOF",
+        "cat <<EOF | wc -l\n one\n two\nEOF",
+        "cat <<EOF\n  cost: 5 \\$ and a \\` quote\nEOF",
+        "wc -l <<< 'here string'",
     ),
     *_cases(
         "heredoc_no", False,
@@ -520,6 +544,23 @@ CORPUS: list[Case] = [
         "tee out.txt <<'EOF'\nx\nEOF",
         "cat <<'EOF' >> ~/.profile\nexport X=1\nEOF",
         "cat <<EOF | sh\nrm x\nEOF",
+        # Indented bodies: tree-sitter-bash drops the expansions, bash runs them.
+        "cat <<EOF\n $(touch PWNED)\nEOF",
+        "grep x <<EOF\n\t`touch f`\nEOF",
+        "cat <<-EOF\n\t$(touch f)\n\tEOF",
+        "cat <<EOF\n  ${x:-$(touch f)}\nEOF",
+        "cat <<EOF\n\n  $((1+$(touch f)))\nEOF",
+        "cat <<EOF\n  $HOME\nEOF",
+        # Where the body ends: tree-sitter and bash disagree.
+        "cat <<EOF\nx\n EOF\n$(touch f)\nEOF",
+        "cat <<-EOF\n  EOF\n$(touch f)\nEOF",
+        "cat <<EOF\nEOF \n $(touch f)\nEOF",
+        "cat <<EOF\nfoo \\\nEOF\ncat '$(touch f)' <<EOF\nEOF",
+        "cat <<A >/dev/null 3<<-B\na\nA\n\t$(touch f)\n\tB",
+        "cat <<EOF\n $(touch f)",
+        "cat <<< \"$(touch f)\"",
+        "[ x <<ls ]\necho '$(touch f)'\nls",
+        "cat <<< `touch f`",
     ),
     # ------------------------------------------------- quoting and expansions
     *_cases(
@@ -827,6 +868,8 @@ CORPUS: list[Case] = [
     *_cases(
         "miss", True,
         "awk '{print $1}' file.txt",
+        "cat <<E\"O\"F\n $(not run)\nEOF",  # tree-sitter-bash misreads both
+        "cat <<'A' <<'B'\na\nA\nb\nB",
         "less README.md",
         "git config --list",
         "npm ls",
@@ -841,4 +884,41 @@ CORPUS: list[Case] = [
         "cat a\\\nb",
         "echo \\ b",
     ),
+]
+
+
+class RepositoryCase(NamedTuple):
+    """A git command run in a repository whose local config sets ``config``."""
+
+    config: tuple[tuple[str, str], ...]
+    command: str
+    read_only: bool
+    category: str
+
+
+def _in_repo(category: str, read_only: bool, config: dict[str, str], *commands: str) -> list[RepositoryCase]:
+    return [RepositoryCase(tuple(config.items()), command, read_only, category) for command in commands]
+
+
+_READS = ("git status --short", "git log -p -1", "git show --stat", "git diff")
+
+REPOSITORY_CASES: list[RepositoryCase] = [
+    *_in_repo("git_config", True, {}, *_READS, "git log --oneline | head -5"),
+    *_in_repo("git_config", True, {"core.fsmonitor": "false", "user.name": "x"}, *_READS),
+    *_in_repo("git_config", True, {"alias.log": "!touch pwned"}, "git log --oneline"),
+    *_in_repo("git_config", True, {"core.hooksPath": ".husky/_"}, "git status"),
+    *_in_repo("git_config", True, {"remote.origin.url": "https://example.com/r.git"}, "git remote -v"),
+    *_in_repo("git_config_no", False, {"core.fsmonitor": "./watch"}, *_READS),
+    *_in_repo("git_config_no", False, {"diff.evil.textconv": "./conv"}, *_READS),
+    *_in_repo("git_config_no", False, {"diff.external": "./differ"}, "git diff", "git log -p"),
+    *_in_repo("git_config_no", False, {"filter.evil.clean": "./clean"}, "git status", "git diff"),
+    *_in_repo("git_config_no", False, {"core.pager": "./pager"}, "git log"),
+    *_in_repo("git_config_no", False, {"pager.log": "./pager"}, "git log"),
+    *_in_repo("git_config_no", False, {"gpg.program": "./gpg"}, "git log --format='%G?' -1"),
+    *_in_repo("git_config_no", False, {"log.showSignature": "true"}, "git log -1"),
+    *_in_repo("git_config_no", False, {"core.sshCommand": "./ssh"}, "git ls-remote origin"),
+    *_in_repo("git_config_no", False, {"credential.helper": "./helper"}, "git ls-remote origin"),
+    *_in_repo("git_config_no", False, {"include.path": "../evil.cfg"}, "git status"),
+    *_in_repo("git_config_no", False, {"includeIf.onbranch:x.path": "../evil.cfg"}, "git status"),
+    *_in_repo("git_config_no", False, {"core.fsmonitor": "./watch"}, "ls && git status", "cat f | git log"),
 ]

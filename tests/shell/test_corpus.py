@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from collections import Counter
+from pathlib import Path
+
+import pytest
 
 from nbtoolsched.shell import analyze
 
-from .corpus import CORPUS
+from .corpus import CORPUS, REPOSITORY_CASES, RepositoryCase
 
 # Recorded when the corpus was written: 315 of 329 read-only commands (95.7%).
 MIN_RECOGNISED_SHARE = 0.90
@@ -50,3 +56,17 @@ def test_share_of_read_only_commands_recognised() -> None:
 def test_cached_and_uncached_verdicts_agree() -> None:
     for case in CORPUS:
         assert analyze(case.command) == analyze(case.command, use_cache=False), case.command
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("case", REPOSITORY_CASES, ids=lambda c: f"{c.config}-{c.command}")
+def test_git_commands_in_configured_repositories(tmp_path: Path, case: RepositoryCase) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    (repo / "evil.cfg").write_text("[core]\n\tfsmonitor = ./watch\n")
+    for key, value in case.config:
+        subprocess.run(["git", "config", key, value], cwd=repo, env=env, check=True)
+    assert analyze(case.command).read_only  # the command alone is read-only
+    verdict = analyze(case.command, str(repo))
+    assert verdict.read_only is case.read_only, verdict.reason

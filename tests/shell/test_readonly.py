@@ -42,13 +42,22 @@ def test_reasons_name_the_part(command: str, reason: str) -> None:
 
 
 def test_read_only_reason_lists_the_commands() -> None:
-    assert analyze("git log | head -5") == ReadOnlyVerdict(True, "read-only: git, head")
+    assert analyze("git log | head -5") == ReadOnlyVerdict(True, "read-only: git, head", uses_git=True)
     assert is_read_only("ls -la")
     assert not is_read_only("rm -rf x")
 
 
 @pytest.mark.parametrize(("command", "read_only"), [
-    ("git branch --abbrev 7", True),
+    ("git branch --abbrev 7", False),  # --abbrev takes only an attached value: creates 7
+    ("git branch --column always", False),
+    ("git tag -n 5", True),  # -n lists (5 is a pattern)
+    # Anything that points git at other config or another repository.
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=x git log", False),
+    ("GIT_DIR=x; git log", False),
+    ("export GIT_DIR=x; git log", False),
+    ("git --work-tree=/tmp log", False),
+    ("git --config-env=core.pager=X log", False),
+    ("git tag -n 5 v1", True),
     ("git branch --abbrev=7 -v", True),
     ("git branch --merged main", True),
     ("git branch -v newname", False),
@@ -157,8 +166,8 @@ def test_git_in_a_bare_repository_is_not_read_only(tmp_path: Path) -> None:
     verdict = analyze("git status", cwd=str(tmp_path))
     assert not verdict.read_only and "bare repository" in verdict.reason
     assert analyze("ls", cwd=str(tmp_path)).read_only
-    (tmp_path / ".git").mkdir()
-    assert analyze("git status", cwd=str(tmp_path)).read_only
+    (tmp_path / ".git").mkdir()  # not a git directory: git still uses the bare one
+    assert not analyze("git status", cwd=str(tmp_path)).read_only
 
 
 def test_analyze_never_raises() -> None:

@@ -5,19 +5,23 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nbtoolsched as nts
+from nbtoolsched.permissions import ApprovalAnswer, ApprovalBroker, ApprovalRequest, PermissionRequest
 from nbtoolsched.registry import ToolRegistry
+from nbtoolsched.speculation import Overlay, SpeculationGate
 from nbtoolsched.tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
 from nbtoolsched.tools import bash as bash_module
 from nbtoolsched.tools import bash_processes
@@ -144,8 +148,10 @@ async def test_blank_command_is_refused(sched: nts.Scheduler) -> None:
 async def test_read_only_commands_are_safe_and_allowed(tmp_path: Path) -> None:
     tool, ctx = BashTool(), ToolContext(tmp_path)
     safe, unsafe = BashInput(command="git status"), BashInput(command="rm -rf build")
-    assert tool.is_concurrency_safe(safe) and tool.is_read_only(safe)
-    assert not tool.is_concurrency_safe(unsafe) and not tool.is_read_only(unsafe)
+    assert tool.is_concurrency_safe(safe) and tool.is_read_only_in(safe, ctx.cwd)
+    assert not tool.is_read_only(safe)  # git obeys its repository's config: where does it run?
+    assert tool.is_read_only(BashInput(command="ls -la"))
+    assert not tool.is_concurrency_safe(unsafe) and not tool.is_read_only_in(unsafe, ctx.cwd)
     allowed = await tool.check_permissions(safe, ctx)
     assert allowed.behavior == "allow" and allowed.reason is not None and allowed.reason.kind == "tool"
     assert (await tool.check_permissions(unsafe, ctx)).behavior == "passthrough"
@@ -565,3 +571,169 @@ async def test_cancel_while_the_shell_is_starting_still_kills_the_group(tmp_path
             break
         await asyncio.sleep(0.2)
     assert not alive
+
+
+# -- read-only means no approval: it must really be read-only ------------------------------
+
+
+def guarded(cwd: Path, session: Path) -> tuple[nts.Scheduler, list[str]]:
+    """Default mode, the real Bash tool, and an approver that refuses (and records) every ask."""
+    asked: list[str] = []
+
+    async def refuse(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request.input["command"])
+        return ApprovalAnswer.deny()
+
+    permissions = nts.Permissions(mode="default", cwd=cwd, approver=refuse)
+    registry = ToolRegistry([BashTool()])
+    return nts.Scheduler(registry, permissions=permissions, cwd=cwd, session_dir=session), asked
+
+
+@pytest.mark.parametrize("command", [
+    "cat <<EOF\n $(touch PWNED)\nEOF",
+    "grep x <<EOF\n\t`touch PWNED`\nEOF",
+    "cat <<-EOF\n\t$(touch PWNED)\n\tEOF",
+])
+async def test_an_indented_heredoc_substitution_needs_approval(tmp_path: Path, command: str) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    sched, asked = guarded(work, tmp_path / "session")
+    [result] = await sched.run([use(command)])
+    assert asked == [command] and result.is_error
+    assert not (work / "PWNED").exists()
+
+
+async def test_a_plain_heredoc_still_runs_without_asking(tmp_path: Path) -> None:
+    sched, asked = guarded(tmp_path, tmp_path / "session")
+    [result] = await sched.run([use("cat <<EOF\n  indented text\nEOF")])
+    assert asked == [] and not result.is_error and result.text == "  indented text"
+
+
+# -- git: read-only only where the repository's config cannot run programs -----------------
+
+GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                   cwd=cwd, env=GIT_ENV, check=True, capture_output=True)
+
+
+def repository(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    git(src, "init", "-q")
+    for text in ("one\n", "two\n"):
+        (src / "f.txt").write_text(text)
+        git(src, "add", ".")
+        git(src, "commit", "-qm", f"write {text.strip()}")
+    return src
+
+
+def hostile(tmp_path: Path, *, bare: bool) -> tuple[Path, Path]:
+    """A repository whose diff driver runs a program on `git show` and `git log -p`."""
+    src = repository(tmp_path)
+    cwd, git_dir = src, src / ".git"
+    if bare:
+        cwd = git_dir = tmp_path / "clone.git"
+        git(tmp_path, "clone", "-q", "--bare", str(src), str(cwd))
+    marker = tmp_path / "PWNED"
+    git(cwd, "config", "diff.evil.textconv", f"sh -c 'touch {marker}; cat \"$1\"' -")
+    (git_dir / "info").mkdir(exist_ok=True)
+    (git_dir / "info" / "attributes").write_text("* diff=evil\n")
+    subprocess.run(["git", "show"], cwd=cwd, env=GIT_ENV, check=True, capture_output=True)
+    assert marker.exists(), "the attack must be real: git itself runs the program"
+    marker.unlink()
+    return cwd, marker
+
+
+@pytest.mark.parametrize("bare", [True, False], ids=["bare", "non-bare"])
+@pytest.mark.parametrize("command", ["git show", "git log -p -1", "git show && ls"])
+async def test_git_in_a_hostile_repository_needs_approval(tmp_path: Path, bare: bool, command: str) -> None:
+    cwd, marker = hostile(tmp_path, bare=bare)
+    sched, asked = guarded(cwd, tmp_path / "session")
+    [result] = await sched.run([use(command)])
+    assert asked == [command] and result.is_error
+    assert not marker.exists()
+
+
+async def test_fsmonitor_in_the_config_needs_approval(tmp_path: Path) -> None:
+    src = repository(tmp_path)
+    marker = tmp_path / "PWNED"
+    git(src, "config", "core.fsmonitor", f"sh -c 'touch {marker}'")
+    sched, asked = guarded(src, tmp_path / "session")
+    [result] = await sched.run([use("git status --short")])
+    assert asked == ["git status --short"] and not marker.exists()
+
+
+async def test_git_in_a_clean_repository_runs_without_asking(tmp_path: Path) -> None:
+    src = repository(tmp_path)
+    sched, asked = guarded(src, tmp_path / "session")
+    [result] = await sched.run([use("git log --oneline")])
+    assert asked == [] and not result.is_error and "write two" in result.text
+
+
+async def test_plan_mode_still_allows_read_only_git(tmp_path: Path) -> None:
+    src = repository(tmp_path)
+    permissions = nts.Permissions(mode="plan", cwd=src, approver=ApprovalBroker("deny"))
+    sched = nts.Scheduler(ToolRegistry([BashTool()]), permissions=permissions, cwd=src, session_dir=tmp_path / "s")
+    [result] = await sched.run([use("git log --oneline")])
+    assert not result.is_error and "write two" in result.text
+
+
+async def test_speculation_stops_at_git_in_a_hostile_repository(tmp_path: Path) -> None:
+    async def decide(cwd: Path) -> bool:
+        overlay = Overlay(cwd, tmp_path / f"overlay-{cwd.name}")
+        gate = SpeculationGate(overlay, AbortSignal())
+        try:
+            data = {"command": "git show"}
+            request = PermissionRequest(BashTool(), data, BashInput(**data), ToolContext(cwd), "toolu_x", None)
+            return (await gate.decide(request)).allowed
+        finally:
+            overlay.discard()
+
+    (tmp_path / "h").mkdir()
+    (tmp_path / "c").mkdir()
+    cwd, _ = hostile(tmp_path / "h", bare=False)
+    assert not await decide(cwd)
+    assert await decide(repository(tmp_path / "c"))
+
+
+def stale(tmp_path: Path) -> Path:
+    """A repository whose index has old stat data for an unchanged file."""
+    src = repository(tmp_path)
+    past = time.time() - 1000
+    os.utime(src / "f.txt", (past, past))
+    probe = tmp_path / "probe"
+    shutil.copytree(src, probe)
+    before = (probe / ".git" / "index").read_bytes()
+    subprocess.run(["git", "diff", "--stat"], cwd=probe, env={**GIT_ENV, "GIT_OPTIONAL_LOCKS": "0"}, check=True)
+    assert (probe / ".git" / "index").read_bytes() != before, "plain git must rewrite this index"
+    return src
+
+
+@pytest.mark.parametrize("command", ["git diff --stat", "git describe --dirty --always", "git status --short && git diff"])
+async def test_read_only_git_leaves_a_stale_index_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    src = stale(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    index = src / ".git" / "index"
+    before, stamp = index.read_bytes(), index.stat().st_mtime_ns
+    sched, asked = guarded(src, tmp_path / "session")
+    [result] = await sched.run([use(command)])
+    assert asked == [] and not result.is_error, result.text
+    assert "-dirty" not in result.text and "f.txt" not in result.text  # same answers as before
+    assert index.read_bytes() == before and index.stat().st_mtime_ns == stamp
+    assert list(scratch.iterdir()) == []  # the private copy is gone
+
+
+def test_private_index_only_for_read_only_git(tmp_path: Path) -> None:
+    src = repository(tmp_path)
+    with bash_module.private_git_index("git status", str(src), True) as index:
+        assert index is not None and Path(index).read_bytes() == (src / ".git" / "index").read_bytes()
+        assert command_env(read_only=True, git_index=index)["GIT_INDEX_FILE"] == index
+    assert not Path(index).exists()
+    for command, read_only in (("ls", True), ("git status", False)):
+        with bash_module.private_git_index(command, str(src), read_only) as index:
+            assert index is None
