@@ -332,7 +332,18 @@ class Permissions:
         if hook is not None and hook.behavior == "deny":
             return done(hook, "a PreToolUse hook denied the call")
         if updated is not None:
-            input, parsed = updated, _parse(tool, updated, parsed)
+            # Everything below judges the input that will run; one the tool cannot take
+            # is refused rather than judged by the input it replaced.
+            reparsed = _parse(tool, updated, _INVALID)
+            if reparsed is _INVALID:
+                return done(
+                    Decision.deny(
+                        f"A PreToolUse hook changed the {tool.name} input into one the tool does not accept, so the call was not run.",
+                        DecisionReason("hook", "invalid updatedInput"),
+                    ),
+                    "a PreToolUse hook's updatedInput does not validate",
+                )
+            input, parsed = updated, reparsed
         rule = self.rules.tool_wide("deny", tool.name, tool.aliases)
         if rule is not None:
             return done(
@@ -426,6 +437,9 @@ def _read_only(tool: Tool, parsed: Any) -> bool:
         return bool(tool.is_read_only(parsed))
     except Exception:  # noqa: BLE001 - cannot tell: treat as a write
         return False
+
+
+_INVALID = object()  # _parse's fallback when a rejected input must not be judged at all
 
 
 def _parse(tool: Tool, data: dict[str, Any], fallback: Any = None) -> Any:
