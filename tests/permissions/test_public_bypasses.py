@@ -137,3 +137,25 @@ def test_explain_refuses_a_hook_input_the_tool_cannot_take(project):
     hook = nts.Decision("allow", message="ok", updated_input={"command": 5})
     explanation = perms.explain("Bash", {"command": "ls"}, hook_decision=hook)
     assert explanation.behavior == "deny" and "does not accept" in (explanation.decision.message or "")
+
+
+# -- 4. a Glob pattern cannot leave cwd unseen ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["../victim/*", "src/../../victim/*", "/etc/*", "~/*"])
+async def test_glob_pattern_outside_cwd_needs_permission(project, pattern):
+    refuser = Refuser()
+    result = await run_one(scheduler(project, refuser), "Glob", pattern=pattern)
+    assert result.is_error and "outside.txt" not in result.text
+    assert [r.tool_name for r in refuser.asked] == ["Glob"]
+
+
+async def test_glob_pattern_that_resolves_inside_cwd_runs(project):
+    refuser = Refuser()
+    result = await run_one(scheduler(project, refuser), "Glob", pattern="../proj/src/*.py")
+    assert not result.is_error and "a.py" in result.text and refuser.asked == []
+
+
+async def test_glob_pattern_with_dotdot_after_a_wildcard_is_refused(project):
+    result = await run_one(scheduler(project, Refuser()), "Glob", pattern="*/../../victim/*")
+    assert result.is_error and "'..'" in result.text

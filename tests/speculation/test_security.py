@@ -264,6 +264,18 @@ async def test_a_hook_rewrite_is_what_the_sandbox_judges(space):
     assert hashes(space) == before
 
 
+@pytest.mark.parametrize("pattern", ["../outside/*", "src/../../outside/*", "OUTSIDE_ABS/*", "/*"])
+async def test_a_glob_pattern_leaving_cwd_is_a_boundary(space, pattern):
+    """The real Glob tool: the sandbox judges the folder the pattern walks, not only ``path``."""
+    pattern = pattern.replace("OUTSIDE_ABS", str(space["outside"]))
+    sched = nts.Scheduler(nts.default_registry(), cwd=space["project"], session_dir=space["session"])
+    spec = await run(sched, [use("Glob", pattern=pattern)])
+    assert spec.boundary.kind == "outside_cwd", spec.boundary
+    assert "secret.txt" not in repr(spec.transcript)
+    spec = await run(sched, [use("Glob", pattern="../project/src/*.py")])
+    assert spec.boundary.complete and "app.py" in repr(spec.transcript)
+
+
 # -- property: whatever the model asks, nothing outside the overlay changes ----------------------
 
 PATHS = [
