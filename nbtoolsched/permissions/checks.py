@@ -21,7 +21,7 @@ from .paths import inside_working_dirs, paths_for_check, safety_concern
 from .rules import PermissionRule, RuleSet
 from .shell_rules import allow_candidates, deny_candidates, first_word, suggest_shell_rule
 
-__all__ = ["CallFacts", "tool_kind", "builtin_check", "is_immune_ask", "shell_field"]
+__all__ = ["CallFacts", "tool_kind", "builtin_check", "is_immune_ask", "shell_field", "read_protection"]
 
 Splitter = Callable[[str], "list[str] | None"]
 MAX_SUBCOMMANDS = 50
@@ -151,6 +151,32 @@ def _read_check(facts: CallFacts, paths: list[str]) -> Decision:
     if rule is not None:
         return _decide(rule, subject)
     return Decision.ask(f"{paths[0]} is outside the working directories.", DecisionReason("tool", "outside working directories"))
+
+
+def read_protection(rules: RuleSet, tool: Tool, target: str, cwd: str, home: str) -> Callable[[str], bool] | None:
+    """Which paths a search of ``target`` found must be left out of what it shows.
+
+    A Grep or Glob over a folder reads every file in it, so a file a Read deny or ask rule
+    protects would show without the permission step ever seeing its path. Rules that
+    match ``target`` itself are not used: the permission step judged those (a deny
+    stopped the call, an ask was answered). None when no rule protects anything.
+    Files under ask rules are left out too (nobody was asked about them): stricter than
+    a filter on deny rules alone, which is all the reference suggests for Claude Code.
+    """
+    names = {"Read", tool.name, *tool.aliases} if tool.file_access == "read" else {"Read"}
+    judged = paths_for_check(target, cwd)
+    protected = [
+        r for b in ("deny", "ask") for r in rules.content_rules(b, names)  # type: ignore[arg-type]
+        if not path_rule_matches(r, judged, cwd, home)
+    ]
+    if not protected:
+        return None
+
+    def hidden(path: str) -> bool:
+        forms = paths_for_check(path, cwd)
+        return any(path_rule_matches(r, forms, cwd, home) for r in protected)
+
+    return hidden
 
 
 def _edit_check(facts: CallFacts, paths: list[str]) -> Decision:

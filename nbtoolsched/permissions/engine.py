@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..tool import AbortError, Decision, DecisionReason, Tool, ToolContext
 from .approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
 from .base import ApprovalDeferred, PermissionRequest
-from .checks import CallFacts, builtin_check, is_immune_ask, shell_field, tool_kind
+from .checks import CallFacts, builtin_check, is_immune_ask, read_protection, shell_field, tool_kind
 from .classifier import Classifier, ClassifierRequest, DenialTracker, PatternClassifier
 from .errors import PermissionConfigError
 from .hooks import Hooks
@@ -192,6 +192,14 @@ class Permissions:
 
     def hides(self, tool: Tool) -> bool:
         return self.rules.tool_wide("deny", tool.name, tool.aliases) is not None
+
+    def read_protection(self, tool: Tool, target: str, cwd: str | None = None) -> Callable[[str], bool] | None:
+        """For a search tool: which paths found under ``target`` it must not show (or None).
+
+        Grep and Glob call this (through ``ctx.permission_context``) so Read deny and ask
+        rules hold for the files inside a folder they search, whichever engine found them.
+        """
+        return read_protection(self.rules, tool, target, cwd or self.cwd, self.home)
 
     # -- the gate ------------------------------------------------------------------------------
     async def decide(self, request: PermissionRequest) -> Decision:

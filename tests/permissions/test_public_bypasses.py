@@ -139,6 +139,40 @@ def test_explain_refuses_a_hook_input_the_tool_cannot_take(project):
     assert explanation.behavior == "deny" and "does not accept" in (explanation.decision.message or "")
 
 
+# -- 2. Read deny rules hold for every tool that reads -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name,input",
+    [
+        ("Grep", {"pattern": "SECRET"}),
+        ("Grep", {"pattern": "SECRET", "path": "."}),
+        ("Grep", {"pattern": "SECRET", "path": ".", "output_mode": "content"}),
+        ("Grep", {"pattern": "SECRET", "output_mode": "count"}),
+        ("Glob", {"pattern": "**/*"}),
+        ("Glob", {"pattern": "**/.e*"}),
+    ],
+)
+async def test_search_tools_leave_denied_files_out(project, name, input):
+    refuser = Refuser()
+    result = await run_one(scheduler(project, refuser, deny=READ_DENIES), name, **input)
+    assert not result.is_error, result.text
+    assert SECRET not in result.text and ".env" not in result.text and "secrets" not in result.text
+    assert refuser.asked == []
+
+
+async def test_search_tools_leave_denied_files_out_with_rules_from_settings(project, tmp_path):
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": READ_DENIES}}))
+    refuser = Refuser()
+    perms = nts.Permissions.from_settings(project, user_dir=tmp_path / "no-user", approver=refuser)
+    sched = nts.Scheduler(nts.default_registry(), permissions=perms, cwd=project)
+    grep = await run_one(sched, "Grep", pattern="SECRET", output_mode="content")
+    listed = await run_one(sched, "Glob", pattern="**/*")
+    assert SECRET not in grep.text and ".env" not in listed.text and "key.txt" not in listed.text
+    assert "README.md" in listed.text
+
+
 # -- 4. a Glob pattern cannot leave cwd unseen ----------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from ...tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
 from ._base import PathTool
 from ._globs import GlobSyntaxError, path_matcher
 from ._paths import display, missing_path_message, resolve
+from ._protected import drop_protected, protected_filter
 from ._ripgrep import SearchTimeout
 from ._search import Engine, EngineChoice, SearchError, pick_engine
 
@@ -94,7 +95,8 @@ class GlobTool(ReadOnlyTool, PathTool):
             return ToolOutput(f"Glob could not use the pattern {input.pattern!r}: {err}", is_error=True)
         except SearchTimeout as err:
             return ToolOutput(f"{err}. Glob a narrower path.", is_error=True)
-        paths = newest_first(root, [rel for rel in found if rule.matches(rel, False)])
+        matched = drop_protected(root, [rel for rel in found if rule.matches(rel, False)], protected_filter(self, root, ctx))
+        paths = newest_first(root, matched)
         shown = [display(p, ctx.cwd) for p in paths[:MAX_GLOB_RESULTS]]
         data = {"filenames": shown, "num_files": len(paths), "truncated": len(paths) > MAX_GLOB_RESULTS}
         return ToolOutput(data, content=_render(shown, len(paths)))
