@@ -82,6 +82,9 @@ def _split_root(pattern: str, settings_root: str, cwd: str, home: str) -> tuple[
         root, rel, anchored = cwd, pattern[2:], True
     else:
         root, rel, anchored = cwd, pattern, False
+    # gitignore: a slash at the start or in the middle anchors the pattern to its root, so
+    # "secrets/**" names ./secrets only (decided before the trailing "/**" goes).
+    anchored = anchored or "/" in rel.rstrip("/")
     # A trailing "/**" means "the folder and everything in it", which is what the folder
     # pattern alone already means here (descendants of a match match).
     while rel.endswith("/**"):
@@ -89,7 +92,6 @@ def _split_root(pattern: str, settings_root: str, cwd: str, home: str) -> tuple[
     if rel in ("**", "*") and not anchored:
         rel, anchored = "", True
     rel = rel.rstrip("/")
-    # gitignore: a slash at the start or in the middle anchors the pattern to its root.
     return root, rel, anchored or "/" in rel
 
 

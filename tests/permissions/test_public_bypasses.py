@@ -173,6 +173,16 @@ async def test_search_tools_leave_denied_files_out_with_rules_from_settings(proj
     assert "README.md" in listed.text
 
 
+async def test_anchored_rule_names_only_its_own_folder(project):
+    """``Edit(docs/**)`` allows ./docs, not src/docs (gitignore: a middle slash anchors)."""
+    refuser = Refuser()
+    sched = scheduler(project, refuser, allow=["Edit(docs/**)"])
+    assert not (await run_one(sched, "Write", file_path="docs/a.md", content="x")).is_error
+    result = await run_one(sched, "Write", file_path="src/docs/b.md", content="x")
+    assert result.is_error and not (project / "src" / "docs" / "b.md").exists()
+    assert [r.tool_name for r in refuser.asked] == ["Write"]
+
+
 # -- 4. a Glob pattern cannot leave cwd unseen ----------------------------------------------------------
 
 
