@@ -17,6 +17,7 @@ from typing import Iterable
 __all__ = [
     "PathPattern",
     "compile_path_pattern",
+    "pattern_may_match_within",
     "paths_for_check",
     "is_inside",
     "inside_working_dirs",
@@ -69,6 +70,31 @@ def compile_path_pattern(pattern: str, settings_root: str, cwd: str, home: str |
     """Resolve the pattern's root (``//`` abs, ``~/`` home, ``/`` settings dir, else cwd)."""
     root, rel, anchored = _split_root(pattern, settings_root, cwd, home or os.path.expanduser("~"))
     return PathPattern(os.path.normpath(root), _glob_to_regex(rel, anchored), pattern)
+
+
+def pattern_may_match_within(pattern: str, settings_root: str, cwd: str, home: str | None, folder: str) -> bool:
+    """Could the pattern match ``folder`` or anything that may ever lie inside it?
+
+    Decided from the pattern alone (what is on disk now does not matter), erring towards
+    yes: a pattern that floats (no slash: ``.env``, ``*.pem``) matches at any depth, so it
+    may match inside any folder under its root; an anchored one may when the folder's
+    path agrees with the pattern's leading segments.
+    """
+    root, rel, anchored = _split_root(pattern, settings_root, cwd, home or os.path.expanduser("~"))
+    root, folder = os.path.normpath(root), os.path.normpath(folder)
+    if is_inside(root, folder):
+        return True  # everything the pattern can match lies inside the folder
+    if not is_inside(folder, root):
+        return False  # the pattern matches only under its root
+    if not anchored:
+        return True
+    wanted = rel.split("/") if rel else []
+    for i, part in enumerate(os.path.relpath(folder, root).split(os.sep)):
+        if i >= len(wanted) or "**" in wanted[i]:
+            return True  # an ancestor matched (its contents match too), or any depth follows
+        if _glob_to_regex(wanted[i], anchored=True).fullmatch(part) is None:
+            return False
+    return True  # the folder is a prefix of what the pattern names
 
 
 def _split_root(pattern: str, settings_root: str, cwd: str, home: str) -> tuple[str, str, bool]:

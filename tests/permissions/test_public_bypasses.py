@@ -173,6 +173,77 @@ async def test_search_tools_leave_denied_files_out_with_rules_from_settings(proj
     assert "README.md" in listed.text
 
 
+@pytest.mark.parametrize(
+    "command,allow",
+    [
+        ("grep -r SECRET .", []),
+        ("grep -rn SECRET", []),
+        ("sed -n p .env", []),
+        ("find . -type f", []),
+        ("rg SECRET", []),
+        ("tac .env", []),
+        ("ls | xargs cat", []),
+        ("cat .e*", ["Bash(cat:*)"]),
+        ("cat {.env,README.md}", ["Bash(cat:*)"]),
+        ("grep -r SECRET .", ["Bash(grep:*)"]),
+        ("git show HEAD:.env", ["Bash(git show:*)"]),
+    ],
+)
+async def test_shell_reads_that_may_touch_a_denied_path_need_permission(project, command, allow):
+    refuser = Refuser()
+    result = await run_one(scheduler(project, refuser, deny=READ_DENIES, allow=allow), "Bash", command=command)
+    assert result.is_error and SECRET not in result.text, result.text
+    assert [r.input["command"] for r in refuser.asked] == [command]
+
+
+async def test_shell_read_of_a_glob_inside_a_denied_folder_is_denied(project):
+    refuser = Refuser()
+    result = await run_one(scheduler(project, refuser, deny=READ_DENIES, allow=["Bash(cat:*)"]), "Bash", command="cat secrets/*")
+    assert result.is_error and "Read(secrets/**)" in result.text and SECRET not in result.text
+
+
+@pytest.mark.parametrize("command", ["grep print src/a.py", "ls", "cat src/a.py", "grep -r print src", "find src -name '*.py'"])
+async def test_shell_reads_clear_of_denied_paths_still_run_without_asking(project, command):
+    refuser = Refuser()
+    result = await run_one(scheduler(project, refuser, deny=["Read(./.env)", "Read(secrets/**)"]), "Bash", command=command)
+    assert not result.is_error, result.text
+    assert refuser.asked == []
+
+
+ANCHORED_DENIES = ["Read(./.env)", "Read(secrets/**)"]
+WIDE_ALLOW = ["Bash(cat:*)", "Bash(grep:*)", "Bash(rg:*)", "Bash(sed:*)", "Bash(awk:*)", "Bash(git:*)", "Bash(du:*)", "Bash(xargs:*)"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -r TOKEN .", "grep -Rl TOKEN", "grep --recursive TOKEN", "rg TOKEN", "rg --files", "rg -g '.e*' -g src TOKEN",
+        "find .", "find -L src", "ls -R", "tree", "du -a", "git diff", "git log -p", "git grep TOKEN", "git show HEAD:.env",
+        "sed -n p .env", "sed 'r .env' src/a.py", "awk 'BEGIN{while((getline l < \".env\")>0) print l}'", "grep -f.env x",
+        "grep --file=.env x", "cat .e*", "cat {.env,x}", "cat .[^a]nv", "cat ./src/../.env", "tac secrets/key.txt",
+        "ls | xargs cat", "cd src && cat ../secrets/key.txt", "cd $HOME && cat a", "cd src && grep -r TOKEN ..", "env cat .env",
+    ],
+)
+def test_shell_reads_that_may_touch_a_protected_path_are_not_auto_allowed(project, command):
+    for rules in ({"deny": ANCHORED_DENIES}, {"ask": ANCHORED_DENIES}):
+        perms = nts.Permissions(cwd=project, allow=WIDE_ALLOW, tools=nts.default_registry(), **rules)
+        explanation = perms.explain("Bash", {"command": command})
+        assert explanation.behavior != "allow", (command, rules, explanation.steps)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -r TOKEN src", "rg TOKEN src", "find src -name '*.py'", "ls", "ls -R src", "cat src/a.py", "git status",
+        "git log --oneline", "sed -n p src/a.py", "cd src && cat a.py", "echo .env", "grep -c print src/a.py",
+    ],
+)
+def test_shell_reads_clear_of_protected_paths_keep_their_allow(project, command):
+    perms = nts.Permissions(cwd=project, allow=WIDE_ALLOW, deny=ANCHORED_DENIES, tools=nts.default_registry())
+    explanation = perms.explain("Bash", {"command": command})
+    assert explanation.behavior == "allow", (command, explanation.steps)
+
+
 async def test_anchored_rule_names_only_its_own_folder(project):
     """``Edit(docs/**)`` allows ./docs, not src/docs (gitignore: a middle slash anchors)."""
     refuser = Refuser()
@@ -181,6 +252,46 @@ async def test_anchored_rule_names_only_its_own_folder(project):
     result = await run_one(sched, "Write", file_path="src/docs/b.md", content="x")
     assert result.is_error and not (project / "src" / "docs" / "b.md").exists()
     assert [r.tool_name for r in refuser.asked] == ["Write"]
+
+
+# -- 3. an output redirection is a write, whatever allows the command ---------------------------------
+
+
+@pytest.mark.parametrize("command,allow", [("git status > README.md", "Bash(git status:*)"), ("ls > README.md", "Bash(ls:*)")])
+async def test_allow_rule_for_a_read_command_does_not_allow_overwriting(project, command, allow):
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    refuser = Refuser()
+    result = await run_one(scheduler(project, refuser, allow=[allow]), "Bash", command=command)
+    assert result.is_error
+    assert (project / "README.md").read_text() == "# readme\n"
+    assert [r.input["command"] for r in refuser.asked] == [command]
+
+
+async def test_redirects_with_write_permission_or_to_safe_targets_run(project):
+    refuser = Refuser()
+    sched = scheduler(project, refuser, allow=["Bash(ls:*)", "Edit(listing.txt)"])
+    assert not (await run_one(sched, "Bash", command="ls > /dev/null 2>&1")).is_error
+    assert not (await run_one(sched, "Bash", command="ls > listing.txt")).is_error
+    assert "README.md" in (project / "listing.txt").read_text()
+    sched = scheduler(project, refuser, allow=["Bash(ls:*)"], mode="acceptEdits")
+    assert not (await run_one(sched, "Bash", command="ls src > other.txt")).is_error
+    assert refuser.asked == []
+
+
+async def test_redirect_onto_an_edit_denied_file_is_denied(project):
+    refuser = Refuser()
+    result = await run_one(scheduler(project, refuser, allow=["Bash(ls:*)"], deny=["Edit(README.md)"]), "Bash", command="ls > README.md")
+    assert result.is_error and "Edit(README.md)" in result.text and refuser.asked == []
+    assert (project / "README.md").read_text() == "# readme\n"
+
+
+async def test_redirect_after_cd_is_judged_where_it_lands(project):
+    refuser = Refuser()
+    (project / "src" / "README.md").write_text("keep\n")
+    sched = scheduler(project, refuser, allow=["Bash(ls:*)"], deny=["Edit(./src/README.md)"], mode="acceptEdits")
+    result = await run_one(sched, "Bash", command="cd src && ls > README.md")
+    assert result.is_error and "Edit(./src/README.md)" in result.text
+    assert (project / "src" / "README.md").read_text() == "keep\n"
 
 
 # -- 4. a Glob pattern cannot leave cwd unseen ----------------------------------------------------------

@@ -56,7 +56,8 @@ class GlobTool(ReadOnlyTool, PathTool):
         ``/etc/*``), so the permission step and a speculation judge where it really looks.
 
         A pattern that cannot be split is answered with "/" (everything): validation
-        refuses it, and until then nothing may take it for a look inside cwd.
+        refuses it, and until then nothing may take it for a look inside cwd. Stricter
+        than judging the ``path`` field alone, which let ``../x/*`` through unasked.
         """
         given = input.path or None
         try:
