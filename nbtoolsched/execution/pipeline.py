@@ -30,6 +30,7 @@ from ..permissions.base import (
     PermissionGate,
     PermissionRequest,
     PostToolUseOutcome,
+    PreToolUseOutcome,
 )
 from ..tool import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortError, Decision, ToolContext, ToolOutput
 from .prepare import PreparedCall
@@ -145,9 +146,15 @@ class CallPipeline:
                 outcome = self._error(call, pre.stop or HOOK_STOPPED)
                 outcome.attachments = attachments
                 return outcome
-            if pre.updated_input is not None:
-                observable = pre.updated_input
             hook_decision = pre.decision
+            changed = _hook_input(pre)
+            if changed is not None:
+                checked = await self._check_hook_input(call, ctx, *changed)
+                if isinstance(checked, str):
+                    outcome = self._error(call, checked)
+                    outcome.attachments = attachments
+                    return outcome
+                observable, parsed = changed[0], checked
 
         request = PermissionRequest(tool, observable, parsed, ctx, call.tool_use_id, hook_decision, approver, self.mode)
         decision = await self.gate.decide(request)
@@ -165,6 +172,27 @@ class CallPipeline:
         outcome.prevent_continuation = outcome.prevent_continuation or prevent
         outcome.stop_reason = outcome.stop_reason or stop_reason
         return outcome
+
+    @staticmethod
+    async def _check_hook_input(call: PreparedCall, ctx: ToolContext, updated: dict[str, Any], hook: str) -> Any:
+        """A hook's new input, held to the same checks as the model's, or the error text.
+
+        Every later step (read-only test, rules, the tool's own check, a speculation's
+        sandbox) must judge the input that will run, not the one the hook replaced.
+        Claude Code re-checks neither the schema nor ``validate_input`` here; a hook that
+        hands over an input the tool cannot take fails the call instead.
+        """
+        tool = call.tool
+        assert tool is not None
+        why = f" (the input was changed by {hook})"
+        try:
+            parsed = tool.input_model.model_validate(updated)
+        except ValidationError as err:
+            return invalid_input_text(call.name, err, why)
+        verdict = await tool.validate_input(parsed, ctx)
+        if not verdict.ok:
+            return wrap_error(f"{verdict.message}{why}")
+        return parsed
 
     @staticmethod
     def _input_for_call(call: PreparedCall, backfilled: dict[str, Any], final: dict[str, Any]) -> Any:
@@ -282,6 +310,27 @@ def _apply_post(outcome: CallOutcome, post: PostToolUseOutcome, event: str) -> N
         outcome.prevent_continuation = True
         outcome.stop_reason = post.stop_reason or f"Execution stopped by a {event} hook"
         outcome.attachments.append(TextBlock(outcome.stop_reason))
+
+
+def _hook_input(pre: PreToolUseOutcome) -> tuple[dict[str, Any], str] | None:
+    """The input the PreToolUse hooks want run, and which hook said so (None: unchanged).
+
+    A deciding hook's ``updatedInput`` wins over one from a hook that did not decide, as
+    in Claude Code; after a deny nothing runs, so nothing needs checking.
+    """
+    decision = pre.decision
+    if decision is not None and decision.behavior == "deny":
+        return None
+    if decision is not None and decision.updated_input is not None:
+        source = decision.reason.source if decision.reason is not None else None
+        return decision.updated_input, _hook_name(source.partition(" ")[2] if source else None)
+    if pre.updated_input is not None:
+        return pre.updated_input, _hook_name(pre.updated_by)
+    return None
+
+
+def _hook_name(label: str | None) -> str:
+    return f"the PreToolUse hook {label!r}" if label else "a hook"
 
 
 def _session_dir(ctx: ToolContext) -> Path:

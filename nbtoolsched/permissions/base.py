@@ -75,6 +75,7 @@ class HookEvent:
 class PreToolUseOutcome:
     decision: Decision | None = None  # combined deny > ask > allow
     updated_input: dict[str, Any] | None = None  # an input change without a decision
+    updated_by: str | None = None  # the hook that made that change, for error messages
     additional_context: list[str] = field(default_factory=list)
     prevent_continuation: bool = False
     stop_reason: str | None = None

@@ -15,13 +15,22 @@ from typing import Any, Callable
 
 from ..shell import parse_command
 from ..tool import Decision, DecisionReason, Tool
-from .matching import content_rule_matches, domain_rule_matches, host_of, path_rule_matches, shell_pattern, shell_rule_matches
+from .matching import (
+    content_rule_matches,
+    domain_rule_matches,
+    host_of,
+    path_rule_matches,
+    path_rule_may_match_within,
+    shell_pattern,
+    shell_rule_matches,
+)
 from .modes import ACCEPT_EDITS_COMMANDS
 from .paths import inside_working_dirs, paths_for_check, safety_concern
 from .rules import PermissionRule, RuleSet
-from .shell_rules import allow_candidates, deny_candidates, first_word, suggest_shell_rule
+from .shell_reads import read_targets
+from .shell_rules import allow_candidates, deny_candidates, first_word, shell_words, suggest_shell_rule
 
-__all__ = ["CallFacts", "tool_kind", "builtin_check", "is_immune_ask", "shell_field"]
+__all__ = ["CallFacts", "tool_kind", "builtin_check", "is_immune_ask", "shell_field", "read_protection"]
 
 Splitter = Callable[[str], "list[str] | None"]
 MAX_SUBCOMMANDS = 50
@@ -153,6 +162,32 @@ def _read_check(facts: CallFacts, paths: list[str]) -> Decision:
     return Decision.ask(f"{paths[0]} is outside the working directories.", DecisionReason("tool", "outside working directories"))
 
 
+def read_protection(rules: RuleSet, tool: Tool, target: str, cwd: str, home: str) -> Callable[[str], bool] | None:
+    """Which paths a search of ``target`` found must be left out of what it shows.
+
+    A Grep or Glob over a folder reads every file in it, so a file a Read deny or ask rule
+    protects would show without the permission step ever seeing its path. Rules that
+    match ``target`` itself are not used: the permission step judged those (a deny
+    stopped the call, an ask was answered). None when no rule protects anything.
+    Files under ask rules are left out too (nobody was asked about them): stricter than
+    a filter on deny rules alone, which is all the reference suggests for Claude Code.
+    """
+    names = {"Read", tool.name, *tool.aliases} if tool.file_access == "read" else {"Read"}
+    judged = paths_for_check(target, cwd)
+    protected = [
+        r for b in ("deny", "ask") for r in rules.content_rules(b, names)  # type: ignore[arg-type]
+        if not path_rule_matches(r, judged, cwd, home)
+    ]
+    if not protected:
+        return None
+
+    def hidden(path: str) -> bool:
+        forms = paths_for_check(path, cwd)
+        return any(path_rule_matches(r, forms, cwd, home) for r in protected)
+
+    return hidden
+
+
 def _edit_check(facts: CallFacts, paths: list[str]) -> Decision:
     subject = f"editing {paths[0]}"
     rule = _first_path_rule(facts, "deny", "Edit", paths)
@@ -228,10 +263,11 @@ def _shell_check(facts: CallFacts) -> Decision:
         )
     subs = [s.strip() for s in subs if s.strip()] or [command]
     structural = _structure_check(subs)
-    redirect, writes_files = _redirect_check(facts, command)
+    bases = _relative_bases(facts, subs)
+    redirect = _redirect_check(facts, command, bases)
     if redirect is not None and redirect.behavior == "deny":
         return redirect
-    results = [_subcommand_check(facts, sub, rules, field_name, read_only_ok=not writes_files) for sub in subs]
+    results = [_subcommand_check(facts, sub, rules, field_name, bases) for sub in subs]
     denied = next((r for r in results if r.behavior == "deny"), None)
     if denied is not None:
         return denied
@@ -272,14 +308,14 @@ def _structure_check(subs: list[str]) -> Decision | None:
 
 
 def _subcommand_check(
-    facts: CallFacts, sub: str, rules: dict[str, list[PermissionRule]], field_name: str, *, read_only_ok: bool = True
+    facts: CallFacts, sub: str, rules: dict[str, list[PermissionRule]], field_name: str, bases: list[str] | None
 ) -> Decision:
     denyish = deny_candidates(sub)
     for behavior in ("deny", "ask"):
         rule = next((r for r in rules[behavior] if shell_rule_matches(r, denyish)), None)
         if rule is not None:
             return _decide(rule, f"running `{sub}`")
-    constraint = _path_constraints(facts, denyish[-1])
+    constraint = _path_constraints(facts, denyish[-1]) or _read_exposure(facts, denyish[-1], bases)
     if constraint is not None:
         return constraint
     rule = next((r for r in rules["allow"] if shell_rule_matches(r, allow_candidates(sub), is_compound=lambda c: _compound(facts, c))), None)
@@ -287,7 +323,7 @@ def _subcommand_check(
         return _decide(rule, sub)
     if facts.mode == "acceptEdits" and first_word(denyish[-1]) in ACCEPT_EDITS_COMMANDS:
         return Decision.allow(None, DecisionReason("mode", f"acceptEdits allows `{first_word(denyish[-1])}` inside the working directories"))
-    if read_only_ok and _read_only(facts, sub, field_name):
+    if _read_only(facts, sub, field_name):
         return Decision.allow(None, DecisionReason("tool", "read-only command"))
     return Decision.passthrough(f"No rule allows `{sub}`.")
 
@@ -296,14 +332,16 @@ _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
 _SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
-def _redirect_check(facts: CallFacts, command: str) -> tuple[Decision | None, bool]:
+def _redirect_check(facts: CallFacts, command: str, bases: list[str] | None) -> Decision | None:
     """Redirect targets are paths too (the splitter drops them from subcommands).
 
-    Returns a deny/ask for a target that is denied, dynamic or outside the working
-    dirs, and whether any file is written (which rules out the read-only auto-allow,
-    except in acceptEdits mode for targets inside the working dirs)."""
+    An output redirection writes a file, so it needs what an Edit of that file needs (an
+    Edit allow rule, or acceptEdits mode inside the working dirs) whatever allow rule or
+    read-only verdict covers the command: ``git status > README.md`` empties README.md.
+    An input redirection needs what a Read needs. A relative target is judged from every
+    folder a ``cd`` in the command may have moved to (``bases``; None: unknown, so ask).
+    Returns the first target's deny or ask, or None when every target may be used."""
     parsed = parse_command(command)
-    writes = False
     for cmd in parsed.commands:
         for redirect in cmd.redirects:
             if redirect.is_heredoc or redirect.op in ("<<<",) or redirect.target is None:
@@ -315,24 +353,83 @@ def _redirect_check(facts: CallFacts, command: str) -> tuple[Decision | None, bo
             if output and target.value in _SAFE_TARGETS:
                 continue
             if not target.is_static:
-                return Decision.ask(f"The redirection {redirect.text!r} uses a path the shell computes.", DecisionReason("other", "dynamic redirect")), True
-            family = "Edit" if output else "Read"
-            paths = paths_for_check(target.value, facts.cwd)
-            rule = _first_path_rule(facts, "deny", family, paths)
-            if rule is not None:
-                return _decide(rule, f"redirecting to {paths[0]}"), True
-            inside = inside_working_dirs(paths, facts.working_dirs)
-            if not inside and _first_path_rule(facts, "allow", family, paths) is None:
+                return Decision.ask(f"The redirection {redirect.text!r} uses a path the shell computes.", DecisionReason("other", "dynamic redirect"))
+            if bases is None and not os.path.isabs(os.path.expanduser(target.value)):
                 return Decision.ask(
-                    f"The redirection {redirect.text!r} touches {paths[0]}, outside the working directories.",
-                    DecisionReason("tool", "redirect outside working directories"),
-                ), output
+                    f"The redirection {redirect.text!r} follows a `cd` the shell decides.", DecisionReason("other", "redirect after a dynamic cd")
+                )
+            verdict, paths = _redirect_verdict(facts, target.value, output, bases or [facts.cwd])
+            if verdict is None:
+                continue
+            if verdict.behavior == "deny" or is_immune_ask(verdict):
+                return verdict
             if output:
-                concern = safety_concern(paths)
-                if concern:
-                    return Decision.ask(f"Writing needs approval: {concern}.", DecisionReason("safety_check", concern)), True
-                writes = writes or not (facts.mode == "acceptEdits" and inside)
-    return None, writes
+                return Decision.ask(
+                    f"The redirection {redirect.text!r} writes to {paths[0]}, which needs Edit permission "
+                    "(an Edit allow rule, or acceptEdits mode inside the working directories).",
+                    DecisionReason("tool", "output redirect without edit permission"),
+                )
+            return Decision.ask(
+                f"The redirection {redirect.text!r} reads {paths[0]}, which is outside the working directories.",
+                DecisionReason("tool", "redirect outside working directories"),
+            )
+    return None
+
+
+def _redirect_verdict(facts: CallFacts, target: str, output: bool, bases: list[str]) -> tuple[Decision | None, list[str]]:
+    """The first verdict short of allow for the target seen from any base (None: allowed)."""
+    paths: list[str] = []
+    for base in bases:
+        paths = paths_for_check(target, base)
+        verdict = _edit_check(facts, paths) if output else _read_check(facts, paths)
+        if verdict.behavior != "allow":
+            return verdict, paths
+    return None, paths
+
+
+def _relative_bases(facts: CallFacts, subs: list[str]) -> list[str] | None:
+    """The folders relative paths of the command line may be relative to: cwd, and where
+    a ``cd`` moves (None when the shell decides that, as for ``cd -`` or ``cd $X``)."""
+    bases = [facts.cwd]
+    for sub in subs:
+        words = shell_words(deny_candidates(sub)[-1])
+        if not words or words[0] != "cd":
+            continue
+        target = next((w for w in words[1:] if w != "--"), "~")
+        if target == "-" or any(ch in target for ch in "$`*?[{"):
+            return None
+        bases.append(paths_for_check(target, facts.cwd)[0])
+    return bases
+
+
+def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decision | None:
+    """A command that may read a path a Read deny or ask rule protects is not auto-allowed.
+
+    Covers what the command names (``sed -n p .env``, ``git show HEAD:.env``), folders it
+    may descend into (``grep -r x .``, ``find``, ``rg`` with no path), globs (``cat .e*``)
+    and file lists it reads from its input (``xargs cat``). Stricter than Claude Code,
+    which checks only the paths a few commands name and so lets those print a denied file.
+    """
+    protected = _path_rules(facts, "deny", "Read") + _path_rules(facts, "ask", "Read")
+    if not protected:
+        return None
+    reason = DecisionReason("tool", "may read a path a Read rule protects")
+    if bases is None:
+        return Decision.ask(f"`{sub}` runs in a folder the shell decides, so it may read a path {protected[0].text} protects.", reason)
+    targets = read_targets(sub, bases)
+    if targets.unknown:
+        return Decision.ask(f"`{sub}` {targets.unknown}, so it may read a path the rule {protected[0].text} protects.", reason)
+    for raw, test, what in (
+        *((raw, path_rule_matches, "may read") for raw in targets.files),
+        *((raw, path_rule_may_match_within, "may read files under") for raw in targets.trees),
+    ):
+        for base in bases:
+            paths = paths_for_check(raw, base)
+            rule = next((r for r in protected if test(r, paths, facts.cwd, facts.home)), None)
+            if rule is not None:
+                whose = "which" if test is path_rule_matches else "where"
+                return Decision.ask(f"`{sub}` {what} {paths[0]}, {whose} the rule {rule.text} ({rule.origin or rule.source}) protects reads.", reason)
+    return None
 
 
 def _compound(facts: CallFacts, candidate: str) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..tool import AbortError, Decision, DecisionReason, Tool, ToolContext
 from .approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
 from .base import ApprovalDeferred, PermissionRequest
-from .checks import CallFacts, builtin_check, is_immune_ask, shell_field, tool_kind
+from .checks import CallFacts, builtin_check, is_immune_ask, read_protection, shell_field, tool_kind
 from .classifier import Classifier, ClassifierRequest, DenialTracker, PatternClassifier
 from .errors import PermissionConfigError
 from .hooks import Hooks
@@ -193,6 +193,14 @@ class Permissions:
     def hides(self, tool: Tool) -> bool:
         return self.rules.tool_wide("deny", tool.name, tool.aliases) is not None
 
+    def read_protection(self, tool: Tool, target: str, cwd: str | None = None) -> Callable[[str], bool] | None:
+        """For a search tool: which paths found under ``target`` it must not show (or None).
+
+        Grep and Glob call this (through ``ctx.permission_context``) so Read deny and ask
+        rules hold for the files inside a folder they search, whichever engine found them.
+        """
+        return read_protection(self.rules, tool, target, cwd or self.cwd, self.home)
+
     # -- the gate ------------------------------------------------------------------------------
     async def decide(self, request: PermissionRequest) -> Decision:
         mode = check_mode(request.mode) if request.mode else self._mode  # a run may override the mode
@@ -336,7 +344,18 @@ class Permissions:
         if hook is not None and hook.behavior == "deny":
             return done(hook, "a PreToolUse hook denied the call")
         if updated is not None:
-            input, parsed = updated, _parse(tool, updated, parsed)
+            # Everything below judges the input that will run; one the tool cannot take
+            # is refused rather than judged by the input it replaced.
+            reparsed = _parse(tool, updated, _INVALID)
+            if reparsed is _INVALID:
+                return done(
+                    Decision.deny(
+                        f"A PreToolUse hook changed the {tool.name} input into one the tool does not accept, so the call was not run.",
+                        DecisionReason("hook", "invalid updatedInput"),
+                    ),
+                    "a PreToolUse hook's updatedInput does not validate",
+                )
+            input, parsed = updated, reparsed
         rule = self.rules.tool_wide("deny", tool.name, tool.aliases)
         if rule is not None:
             return done(
@@ -430,6 +449,9 @@ def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:
         return bool(tool.is_read_only_in(parsed, cwd))
     except Exception:  # noqa: BLE001 - cannot tell: treat as a write
         return False
+
+
+_INVALID = object()  # _parse's fallback when a rejected input must not be judged at all
 
 
 def _parse(tool: Tool, data: dict[str, Any], fallback: Any = None) -> Any:

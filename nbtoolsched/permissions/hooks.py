@@ -434,7 +434,7 @@ def combine_pre(tool_name: str, results: list[HookResult]) -> PreToolUseOutcome:
         decision = _hook_decision(tool_name, r)
         if decision is None:
             if r.updated_input is not None:
-                outcome.updated_input = r.updated_input
+                outcome.updated_input, outcome.updated_by = r.updated_input, r.hook
             continue
         if best is None or _RANK[decision.behavior] >= _RANK[best.behavior]:
             best = decision

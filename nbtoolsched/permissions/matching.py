@@ -12,7 +12,7 @@ import os
 from typing import Iterable
 from urllib.parse import urlparse
 
-from .paths import compile_path_pattern, paths_for_check
+from .paths import compile_path_pattern, paths_for_check, pattern_may_match_within
 from .rules import EDIT_RULE_TOOLS, READ_RULE_TOOLS, SHELL_RULE_TOOLS, PermissionRule
 from .shell_rules import ShellPattern, allow_candidates, compile_shell_pattern, deny_candidates
 
@@ -20,6 +20,7 @@ __all__ = [
     "shell_pattern",
     "shell_rule_matches",
     "path_rule_matches",
+    "path_rule_may_match_within",
     "host_of",
     "domain_rule_matches",
     "content_rule_matches",
@@ -50,6 +51,12 @@ def path_rule_matches(rule: PermissionRule, paths: list[str], cwd: str, home: st
     pattern = compile_path_pattern(rule.value.content, rule.root or cwd, cwd, home)
     hits = [pattern.matches(p) for p in paths]
     return all(hits) if rule.behavior == "allow" else any(hits)
+
+
+def path_rule_may_match_within(rule: PermissionRule, folders: list[str], cwd: str, home: str) -> bool:
+    """Could the rule match something inside any form of the folder (see pattern_may_match_within)?"""
+    assert rule.value.content is not None
+    return any(pattern_may_match_within(rule.value.content, rule.root or cwd, cwd, home, f) for f in folders)
 
 
 def host_of(url: str) -> str | None:

@@ -17,6 +17,7 @@ from typing import Iterable
 __all__ = [
     "PathPattern",
     "compile_path_pattern",
+    "pattern_may_match_within",
     "paths_for_check",
     "is_inside",
     "inside_working_dirs",
@@ -71,6 +72,31 @@ def compile_path_pattern(pattern: str, settings_root: str, cwd: str, home: str |
     return PathPattern(os.path.normpath(root), _glob_to_regex(rel, anchored), pattern)
 
 
+def pattern_may_match_within(pattern: str, settings_root: str, cwd: str, home: str | None, folder: str) -> bool:
+    """Could the pattern match ``folder`` or anything that may ever lie inside it?
+
+    Decided from the pattern alone (what is on disk now does not matter), erring towards
+    yes: a pattern that floats (no slash: ``.env``, ``*.pem``) matches at any depth, so it
+    may match inside any folder under its root; an anchored one may when the folder's
+    path agrees with the pattern's leading segments.
+    """
+    root, rel, anchored = _split_root(pattern, settings_root, cwd, home or os.path.expanduser("~"))
+    root, folder = os.path.normpath(root), os.path.normpath(folder)
+    if is_inside(root, folder):
+        return True  # everything the pattern can match lies inside the folder
+    if not is_inside(folder, root):
+        return False  # the pattern matches only under its root
+    if not anchored:
+        return True
+    wanted = rel.split("/") if rel else []
+    for i, part in enumerate(os.path.relpath(folder, root).split(os.sep)):
+        if i >= len(wanted) or "**" in wanted[i]:
+            return True  # an ancestor matched (its contents match too), or any depth follows
+        if _glob_to_regex(wanted[i], anchored=True).fullmatch(part) is None:
+            return False
+    return True  # the folder is a prefix of what the pattern names
+
+
 def _split_root(pattern: str, settings_root: str, cwd: str, home: str) -> tuple[str, str, bool]:
     if pattern.startswith("//"):
         root, rel, anchored = "/", pattern[2:], True
@@ -82,6 +108,9 @@ def _split_root(pattern: str, settings_root: str, cwd: str, home: str) -> tuple[
         root, rel, anchored = cwd, pattern[2:], True
     else:
         root, rel, anchored = cwd, pattern, False
+    # gitignore: a slash at the start or in the middle anchors the pattern to its root, so
+    # "secrets/**" names ./secrets only (decided before the trailing "/**" goes).
+    anchored = anchored or "/" in rel.rstrip("/")
     # A trailing "/**" means "the folder and everything in it", which is what the folder
     # pattern alone already means here (descendants of a match match).
     while rel.endswith("/**"):
@@ -89,7 +118,6 @@ def _split_root(pattern: str, settings_root: str, cwd: str, home: str) -> tuple[
     if rel in ("**", "*") and not anchored:
         rel, anchored = "", True
     rel = rel.rstrip("/")
-    # gitignore: a slash at the start or in the middle anchors the pattern to its root.
     return root, rel, anchored or "/" in rel
 
 

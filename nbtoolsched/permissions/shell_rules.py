@@ -24,6 +24,7 @@ __all__ = [
     "deny_candidates",
     "suggest_shell_rule",
     "first_word",
+    "shell_words",
 ]
 
 Kind = Literal["prefix", "wildcard", "exact"]
@@ -121,11 +122,12 @@ def allow_candidates(command: str) -> list[str]:
 
 
 def first_word(command: str) -> str:
-    words = _words(command)
+    words = shell_words(command)
     return words[0] if words else ""
 
 
-def _words(command: str) -> list[str]:
+def shell_words(command: str) -> list[str]:
+    """The command's words as the shell splits them (plain whitespace split if it cannot)."""
     try:
         return shlex.split(command)
     except ValueError:
@@ -135,7 +137,7 @@ def _words(command: str) -> list[str]:
 def suggest_shell_rule(command: str, tool_name: str = "Bash") -> str | None:
     """A prefix rule a person might want to save for this command (``Bash(git log:*)``)."""
     stripped = deny_candidates(command)[-1]
-    words = _words(stripped)
+    words = shell_words(stripped)
     if not words:
         return None
     head = words[:2] if len(words) > 1 and re.fullmatch(r"[a-z][a-z0-9_-]*", words[1]) else words[:1]

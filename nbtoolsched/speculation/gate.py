@@ -65,6 +65,15 @@ def _path_field(data: Any) -> tuple[str, str] | None:
     return None
 
 
+def _acted_path(tool: Tool, parsed: Any) -> str | None:
+    """The path the tool itself says the call acts on; "/" (outside) when it cannot say."""
+    try:
+        path = tool.get_path(parsed)
+    except Exception:
+        return os.sep
+    return path if isinstance(path, str) and path else None
+
+
 def _detail(data: dict[str, Any]) -> str:
     for key in ("url", "file_path", "path", "command", "notebook_path", "pattern"):  # Claude Code's order first
         value = data.get(key)
@@ -172,6 +181,12 @@ class SpeculationGate:
 
     async def _read(self, request: PermissionRequest) -> Decision:
         name = request.tool.name
+        acted = _acted_path(request.tool, request.parsed)
+        if acted is not None:  # where the tool says it looks (a Glob pattern can move it off `path`)
+            try:
+                self.overlay.resolve(acted, allow_root=True)
+            except PathOutsideCwd as err:
+                return self.stop("outside_cwd", name, acted, stopped_outside(acted, err.reason))
         found = _path_field(request.input)
         if found is None:
             return await self._consult(request, None, for_write=False)  # Glob or Grep over cwd

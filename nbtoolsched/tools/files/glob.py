@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
 from ._base import PathTool
 from ._globs import GlobSyntaxError, path_matcher
-from ._paths import display, missing_path_message
+from ._paths import display, missing_path_message, resolve
+from ._protected import drop_protected, protected_filter
 from ._ripgrep import SearchTimeout
 from ._search import Engine, EngineChoice, SearchError, pick_engine
 
@@ -50,20 +51,42 @@ class GlobTool(ReadOnlyTool, PathTool):
     def __init__(self, engine: EngineChoice | Engine = "auto", timeout: float = 60.0) -> None:
         self.engine = pick_engine(engine, timeout)
 
-    async def validate_input(self, input: GlobInput, ctx: ToolContext) -> Validation:
-        root = self.target(input, ctx)
-        if not os.path.exists(root):
-            return Validation.fail(missing_path_message(root, ctx.cwd, "Directory"))
-        if not os.path.isdir(root):
-            return Validation.fail(f"path must be a directory, but {root} is a file. Use Read to read it.")
+    def get_path(self, input: GlobInput) -> str | None:
+        """The folder the call lists: ``path``, unless the pattern moves it (``../x/*``,
+        ``/etc/*``), so the permission step and a speculation judge where it really looks.
+
+        A pattern that cannot be split is answered with "/" (everything): validation
+        refuses it, and until then nothing may take it for a look inside cwd. Stricter
+        than judging the ``path`` field alone, which let ``../x/*`` through unasked.
+        """
+        given = input.path or None
         try:
-            path_matcher(split_pattern(root, input.pattern)[1])
+            root, _ = split_pattern(given or os.curdir, input.pattern)
+        except GlobSyntaxError:
+            return os.sep
+        return given if root == (given or os.curdir) else root
+
+    def _base(self, input: GlobInput, ctx: ToolContext) -> str:
+        """The absolute ``path`` (or cwd), before the pattern moves it."""
+        return resolve(ctx, input.path) if input.path else ctx.cwd
+
+    async def validate_input(self, input: GlobInput, ctx: ToolContext) -> Validation:
+        base = self._base(input, ctx)
+        if not os.path.exists(base):
+            return Validation.fail(missing_path_message(base, ctx.cwd, "Directory"))
+        if not os.path.isdir(base):
+            return Validation.fail(f"path must be a directory, but {base} is a file. Use Read to read it.")
+        try:
+            path_matcher(split_pattern(base, input.pattern)[1])
         except GlobSyntaxError as err:
             return Validation.fail(f"Invalid glob pattern: {err}")
         return Validation.OK  # type: ignore[attr-defined,no-any-return]
 
     async def call(self, input: GlobInput, ctx: ToolContext) -> ToolOutput:
-        root, pattern = split_pattern(self.target(input, ctx), input.pattern)
+        try:
+            root, pattern = split_pattern(self._base(input, ctx), input.pattern)
+        except GlobSyntaxError as err:
+            return ToolOutput(f"Glob could not use the pattern {input.pattern!r}: {err}", is_error=True)
         if not os.path.isdir(root):
             return ToolOutput(missing_path_message(root, ctx.cwd, "Directory"), is_error=True)
         try:
@@ -73,22 +96,32 @@ class GlobTool(ReadOnlyTool, PathTool):
             return ToolOutput(f"Glob could not use the pattern {input.pattern!r}: {err}", is_error=True)
         except SearchTimeout as err:
             return ToolOutput(f"{err}. Glob a narrower path.", is_error=True)
-        paths = newest_first(root, [rel for rel in found if rule.matches(rel, False)])
+        matched = drop_protected(root, [rel for rel in found if rule.matches(rel, False)], protected_filter(self, root, ctx))
+        paths = newest_first(root, matched)
         shown = [display(p, ctx.cwd) for p in paths[:MAX_GLOB_RESULTS]]
         data = {"filenames": shown, "num_files": len(paths), "truncated": len(paths) > MAX_GLOB_RESULTS}
         return ToolOutput(data, content=_render(shown, len(paths)))
 
 
 def split_pattern(root: str, pattern: str) -> tuple[str, str]:
-    """(directory to walk, glob relative to it): an absolute or ``../`` pattern moves the root."""
+    """(directory to walk, glob relative to it): an absolute pattern, or one with ``..``
+    segments, moves the root to its fixed leading part (``../x/*.py`` walks ``../x``).
+
+    A ``..`` after a wildcard would make the walked folder depend on what matches, so it
+    is refused (GlobSyntaxError).
+    """
     pattern = os.path.expanduser(pattern)
     if pattern.startswith("./"):
         pattern = pattern[2:]
-    if not (os.path.isabs(pattern) or pattern.startswith("../") or pattern == ".."):
+    parts = pattern.split("/")
+    if not (os.path.isabs(pattern) or ".." in parts):
         return root, pattern
-    parts = os.path.normpath(os.path.join(root, pattern)).split(os.sep)
     static = next((i for i, part in enumerate(parts) if _MAGIC & set(part)), len(parts) - 1)
-    base = os.sep.join(parts[:static]) or os.sep
+    if ".." in parts[static:]:
+        raise GlobSyntaxError(
+            f"'..' may only come before the wildcards and the last part of {pattern!r}; pass the folder to search as path instead"
+        )
+    base = os.path.normpath(os.path.join(root, "/".join(parts[:static]) or os.sep))
     return base, "/" + "/".join(parts[static:])
 
 

@@ -16,6 +16,7 @@ from ...tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
 from ._base import PathTool
 from ._globs import split_glob_argument
 from ._paths import display, missing_path_message
+from ._protected import drop_protected, protected_filter
 from ._ripgrep import SearchTimeout
 from ._search import Engine, EngineChoice, FileHits, SearchError, SearchSpec, pick_engine
 from .glob import newest_first
@@ -72,13 +73,16 @@ class GrepTool(ReadOnlyTool, PathTool):
         return Validation.OK  # type: ignore[attr-defined,no-any-return]
 
     async def call(self, input: GrepInput, ctx: ToolContext) -> ToolOutput:
-        spec = self.spec(input, self.target(input, ctx))
+        target = self.target(input, ctx)
+        spec = self.spec(input, target)
         try:
             found = await self.engine.search(spec, ctx.abort)
         except SearchError as err:
             return ToolOutput(f"Grep could not run the pattern {input.pattern!r}: {err}", is_error=True)
         except SearchTimeout as err:
             return ToolOutput(f"{err}. Search a narrower path or add a glob or type filter.", is_error=True)
+        shown = drop_protected(spec.root, found, protected_filter(self, target, ctx))
+        found = {rel: found[rel] for rel in shown}
         lines, total, unit = _render(spec, found, input, ctx.cwd)
         return ToolOutput({"mode": spec.mode, "num_results": total}, content=_page(lines, total, unit, input, spec))
 

@@ -64,11 +64,13 @@ def build(root: Path, files: dict[str, str]) -> None:
         os.utime(root / rel, (1_000_000 + index, 1_000_000 + index))
 
 
-async def both(root: Path, name: str, **input) -> tuple[str, str]:
+async def both(root: Path, name: str, deny: tuple[str, ...] = (), **input) -> tuple[str, str]:
+    """The tool's text with ripgrep and with the Python engine (``deny``: Read rules in force)."""
     texts = []
     for engine in ("rg", "python"):
         tool = GrepTool(engine=engine) if name == "Grep" else GlobTool(engine=engine)
-        sched = nts.Scheduler(nts.ToolRegistry([tool]), cwd=root)
+        perms = nts.Permissions(deny=list(deny), cwd=root) if deny else None
+        sched = nts.Scheduler(nts.ToolRegistry([tool]), permissions=perms, cwd=root)
         (result,) = await sched.run([{"type": "tool_use", "id": "t", "name": name, "input": input}])
         texts.append(("ERROR " if result.is_error else "") + result.text)
     return texts[0], texts[1]
@@ -119,6 +121,25 @@ async def test_engines_agree_on_glob_listing(fixture_root):
     assert not {"drop.log", "build/out.py", "top_only.txt", "Temp1.txt", "docs/x/y.tmp", "#hash.txt", ".git/HEAD"} & set(listed)
 
 
+DENY_SETS = [("Read(.env)",), ("Read(src/**)", "Read(*.md)"), ("Read(./app.py)", "Grep(docs/**)", "Glob(**/*.log)")]
+
+
+@pytest.mark.parametrize("deny", DENY_SETS, ids=lambda d: " ".join(d))
+async def test_engines_agree_with_read_rules_in_force(fixture_root, deny):
+    for mode in MODES:
+        rg, py = await both(fixture_root, "Grep", deny, pattern="foo", output_mode=mode, **{"-i": True, "-C": 1})
+        assert py == rg
+    rg_list, py_list = await both(fixture_root, "Glob", deny, pattern="**")
+    assert py_list == rg_list
+    content = {"pattern": "foo", "output_mode": "content", "-i": True}
+    grep_shown, grep_all = (await both(fixture_root, "Grep", deny, **content))[0], (await both(fixture_root, "Grep", **content))[0]
+    glob_all = (await both(fixture_root, "Glob", pattern="**"))[0]
+    assert set(grep_shown.splitlines()) < set(grep_all.splitlines())  # each rule set hides something that is there
+    assert set(rg_list.splitlines()) < set(glob_all.splitlines())
+    if deny == DENY_SETS[0]:
+        assert ".env" in glob_all and ".env" not in rg_list and "FOO=1" in grep_all and "FOO=1" not in grep_shown
+
+
 async def test_engines_refuse_the_same_bad_patterns(fixture_root):
     for pattern in ["(", "a(?=b)", "(a)\\1", "a\\nb", "[z-a]"]:
         rg, py = await both(fixture_root, "Grep", pattern=pattern)
@@ -152,10 +173,14 @@ trees = st.dictionaries(
 ignores = st.dictionaries(st.sampled_from(["", "a/", "c/"]), st.lists(st.sampled_from(IGNORE_LINES), max_size=4), max_size=2)
 
 
+DENY_RULES = ["Read(*.py)", "Read(a/**)", "Read(.dot)", "Read(./c/a)", "Grep(**/y.txt)", "Glob(.h)"]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tree=trees, ignore=ignores, pattern=st.sampled_from(PATTERNS), mode=st.sampled_from(MODES),
-       glob=st.sampled_from(GLOBS), ignore_case=st.booleans(), context=st.integers(0, 2))
-def test_engines_agree_on_random_trees(tree, ignore, pattern, mode, glob, ignore_case, context):
+       glob=st.sampled_from(GLOBS), ignore_case=st.booleans(), context=st.integers(0, 2),
+       deny=st.lists(st.sampled_from(DENY_RULES), max_size=2, unique=True).map(tuple))
+def test_engines_agree_on_random_trees(tree, ignore, pattern, mode, glob, ignore_case, context, deny):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "t"
         files = dict(tree)
@@ -165,9 +190,9 @@ def test_engines_agree_on_random_trees(tree, ignore, pattern, mode, glob, ignore
         args = {"pattern": pattern, "output_mode": mode, "-i": ignore_case, "-C": context}
         if glob:
             args["glob"] = glob
-        rg, py = asyncio.run(both(root, "Grep", **args))
+        rg, py = asyncio.run(both(root, "Grep", deny, **args))
         assert py == rg
-        rg_list, py_list = asyncio.run(both(root, "Glob", pattern=glob or "**"))
+        rg_list, py_list = asyncio.run(both(root, "Glob", deny, pattern=glob or "**"))
         assert py_list == rg_list
 
 
