@@ -5,7 +5,7 @@ permission, runs what may run in parallel in parallel and the rest in order, str
 progress, and hands back exactly one ``tool_result`` per ``tool_use``, in order.
 """
 
-from .agent import Agent, AgentResult, validate_transcript
+from .agent import Agent, AgentResult, TranscriptWriter, read_transcript, validate_transcript
 from .execution import CallOutcome, CallPipeline, PreparedCall
 from .messages import (
     ContextEvent,
@@ -89,6 +89,7 @@ __all__ = [
     "Permissions",
     "PreparedCall",
     "ProgressEvent",
+    "read_transcript",
     "ResultEvent",
     "run_tools",
     "RunHandle",
@@ -109,6 +110,7 @@ __all__ = [
     "ToolUseBlock",
     "Trace",
     "TraceEvent",
+    "TranscriptWriter",
     "Turn",
     "validate_transcript",
     "Validation",
