@@ -592,6 +592,8 @@ def _from_answer(hook: Hook, answer: Any, event: str) -> HookResult:
     if not isinstance(specific, dict):
         return bad("hookSpecificOutput must be an object")
     named = specific.get("hookEventName")
+    # Claude Code's schema requires hookEventName and ignores an answer without it; we accept
+    # a missing one (Python hooks rarely write it), but an answer for another event is ignored.
     if named is not None and named != event:
         return bad(f"hookSpecificOutput is for {named!r}, but this is a {event} hook")
     checks: list[tuple[str, Any, type | tuple[type, ...]]] = [

@@ -67,7 +67,11 @@ async def test_a_hook_reading_transcript_path_with_jq_finds_the_current_tool_use
     hooks = Hooks(project_dir=tmp_path)
     hooks.add("PreToolUse", CommandHook(str(AUDIT_HOOK)), "read|write")
     sched = nts.Scheduler(registry, hooks=hooks, cwd=tmp_path, session_dir=tmp_path / "session")
-    script = [[text("Two reads."), tool_use("read", path="a"), tool_use("read", path="b")], [tool_use("write", path="c")], "done"]
+    # The answer streams slowly, so the first hooks run while later blocks are still coming:
+    # they can only find their call because each block is written the moment it finishes.
+    first = Turn([text("Two reads."), tool_use("read", path="a"), tool_use("read", path="b"), text("Reading.")],
+                 delay_before_block=0.4)
+    script = [first, [tool_use("write", path="c")], "done"]
     result = await Agent(ScriptedModel(script), sched).run("go")
     validate_transcript(result.messages)
     calls = [b for m in result.messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]

@@ -20,8 +20,9 @@ HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 PY = sys.executable
 
 
-def event(tool="Bash", input=None, name="PreToolUse", cwd=".", **extra):
-    return HookEvent(name, TOOLS[tool], tool, input or {"command": "rm -rf build"}, "toolu_1", ToolContext(cwd, session_id="sess-1"), **extra)
+def event(tool="Bash", input=None, name="PreToolUse", *, cwd, **extra):
+    ctx = ToolContext(cwd, session_id="sess-1", session_dir=Path(cwd) / "session")
+    return HookEvent(name, TOOLS[tool], tool, input or {"command": "rm -rf build"}, "toolu_1", ctx, **extra)
 
 
 def command(script: str, *args: str, timeout: float = 60) -> CommandHook:
@@ -68,6 +69,9 @@ async def test_stdin_payload_follows_claude_code(tmp_path):
     assert payload["tool_use_id"] == "toolu_1"
     assert payload["session_id"] == "sess-1"
     assert payload["cwd"] == str(tmp_path.resolve())
+    # A real transcript file, even without an agent: it holds the call being checked.
+    transcript = [json.loads(line) for line in Path(payload["transcript_path"]).read_text().splitlines()]
+    assert transcript[-1]["message"]["content"] == [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "rm -rf build"}}]
 
 
 async def test_post_payload_carries_response_and_error(tmp_path):

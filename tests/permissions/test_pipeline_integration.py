@@ -26,7 +26,7 @@ class RunnableBash(FakeBash):
 async def run(perms: Permissions, hooks: Hooks | None, command: str, tmp_path) -> Any:
     registry = ToolRegistry([RunnableBash()])
     call = prepare_call(0, {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": command}}, registry)
-    return await CallPipeline(perms, hooks).run(call, ToolContext(tmp_path))
+    return await CallPipeline(perms, hooks).run(call, ToolContext(tmp_path, session_dir=tmp_path / "session"))
 
 
 def _text(outcome) -> str:
