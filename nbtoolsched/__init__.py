@@ -5,7 +5,7 @@ permission, runs what may run in parallel in parallel and the rest in order, str
 progress, and hands back exactly one ``tool_result`` per ``tool_use``, in order.
 """
 
-from .agent import Agent, AgentResult, validate_transcript
+from .agent import Agent, AgentResult, TranscriptWriter, read_transcript, validate_transcript
 from .execution import CallOutcome, CallPipeline, PreparedCall
 from .events import (
     AgentFinished,
@@ -122,6 +122,7 @@ __all__ = [
     "Permissions",
     "PreparedCall",
     "ProgressEvent",
+    "read_transcript",
     "ResultEvent",
     "run_tools",
     "RunHandle",
@@ -141,6 +142,7 @@ __all__ = [
     "ToolResultBlock",
     "ToolUseBlock",
     "Trace",
+    "TranscriptWriter",
     "Turn",
     "validate_transcript",
     "Validation",

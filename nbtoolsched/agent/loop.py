@@ -6,6 +6,12 @@ drained after every event, and the rest are collected once the stream ends. One 
 message then answers every tool_use, in tool_use order. The loop goes on until a turn
 calls no tool, or a limit, an abort, a stopping hook or a model failure ends it.
 
+The conversation is also written, as it happens, to the session's transcript file in
+Claude Code's JSONL format (``<session_dir>/<session_id>.jsonl``, see
+``nbtoolsched.session_log``); hooks get its path as ``transcript_path``. Each block of
+an answer is written the moment it finishes streaming, before its tool starts, so a
+hook reading the file finds the tool_use it is asked about.
+
 Whatever ends a run, the transcript stays valid: every tool_use is answered exactly
 once. A stream that fails is retried (if ``stream_retries`` allows and the error is
 retryable) with the partial answer dropped and a fresh executor; a final failure keeps
@@ -17,7 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
+import uuid
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Literal
 
@@ -27,6 +36,7 @@ from ..messages import Block, TextBlock, ToolResultBlock, ToolUseBlock
 from ..registry import ToolRegistry
 from ..events import AgentFinished, AgentStarted, ModelBlock, ModelFinished, StreamFailed, TextDelta, TurnFinished, TurnStarted
 from ..scheduling import RunEvents, Scheduler, StreamingToolExecutor, Trace, TrackedTool
+from ..session_log import TranscriptWriter, transcript_file_for
 from ..tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
 from . import texts
 from .assembler import FinishedBlock, StreamAssembler
@@ -81,6 +91,7 @@ class _TurnState:
     assembler: StreamAssembler = field(default_factory=StreamAssembler)
     slots: list[_Slot] = field(default_factory=list)
     aborted_streaming: bool = False
+    log_id: str = field(default_factory=lambda: f"msg_{uuid.uuid4().hex[:24]}")  # the answer's id in the transcript file
 
     def drain(self) -> None:
         """Take what the executor has ready; outcomes are read from the slots later."""
@@ -105,7 +116,12 @@ class Agent:
         streaming: bool = True,
         stream_retries: int = 0,
         on_event: Listener | None = None,
+        transcript: str | os.PathLike[str] | TranscriptWriter | bool | None = None,
     ) -> None:
+        """``transcript``: where the session's JSONL transcript is written. None (the
+        default) means ``context.transcript_path`` or ``<session_dir>/<session_id>.jsonl``;
+        a path or a ``TranscriptWriter`` picks another; False writes none. An existing
+        file is continued; when it is empty, ``messages`` are written to it first."""
         if not callable(getattr(model, "stream", None)):
             raise TypeError(f"model must have a stream(messages, tools=..., system=...) method, got {type(model).__name__}")
         for name, value in (("max_turns", max_turns), ("max_messages", max_messages)):
@@ -129,6 +145,12 @@ class Agent:
         self.stream_retries = stream_retries
         self._listeners: list[Listener] = [on_event] if on_event is not None else []
         self._signal: AbortSignal | None = None
+        self.transcript = self._open_transcript(transcript)
+        # What of ``messages`` is in the file: (message index, blocks of it written). A file
+        # that already holds entries is taken to hold the messages given (a resumed session).
+        resumed = self.transcript is not None and self.transcript.last_uuid is not None and self.messages
+        self._log_at = (len(self.messages) - 1, _block_count(self.messages[-1])) if resumed else (0, 0)
+        self._ahead: list[dict[str, Any]] = []  # answer blocks written before the answer joined ``messages``
 
     # -- events -----------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -180,6 +202,7 @@ class Agent:
             self._append("user", _prompt_blocks(prompt))
         if not self.messages or self.messages[-1]["role"] != "user":
             raise ValueError("nothing to answer: give a prompt, or messages that end with a user message")
+        self._log_sync()
         signal = self._signal = abort.child() if abort is not None else AbortSignal()
         trace = Trace()
         stop_recording = self.subscribe(trace.record)
@@ -188,7 +211,10 @@ class Agent:
             result = await self._loop(signal, trace)
         except asyncio.CancelledError:
             signal.abort(USER_ABORT)
+            if self._ahead:  # an answer cut off mid-stream is kept, as the file already holds it
+                self._append("assistant", self._ahead)
             answer_dangling(self.messages, texts.run_cancelled())
+            self._log_sync()
             raise
         finally:
             self._signal = None
@@ -216,6 +242,7 @@ class Agent:
         tools = self.scheduler.registry.api_tools(discovered)
         system = "\n\n".join(p for p in (self.system, self.scheduler.registry.deferred_prompt(discovered)) if p) or None
         attempt = 0
+        mark = self.transcript.last_uuid if self.transcript is not None else None
         while True:
             state = self._new_state(number, signal)
             async with state.executor if state.executor is not None else contextlib.nullcontext():
@@ -229,10 +256,12 @@ class Agent:
                     attempt += 1
                     if state.executor is not None:
                         state.executor.discard()  # the partial answer is dropped; its calls never count
+                    self._rewind(mark)  # ...and in the file it becomes an abandoned branch
                     continue
                 self._dispatch(ModelFinished(time.monotonic(), number, state.assembler.stop_reason,
                                          len(state.assembler.finished)))
                 self._append("assistant", state.assembler.blocks())
+                self._log_sync()
                 outcomes = await self._collect(state, signal)
             return self._finish_turn(state, outcomes)
 
@@ -288,6 +317,7 @@ class Agent:
         extra = {"tool_use_id": block.id, "tool_name": block.name} if isinstance(block, ToolUseBlock) else {}
         self._dispatch(ModelBlock(time.monotonic(), state.number, finished.index, block.type,
                               extra.get("tool_use_id", ""), extra.get("tool_name", "")))
+        self._log_ahead(state, block)
         if not isinstance(block, ToolUseBlock):
             return
         slot = _Slot(block)
@@ -330,6 +360,7 @@ class Agent:
         if aborted and reason != INTERRUPT:
             content.append(TextBlock(texts.INTERRUPT_NOTE if state.aborted_streaming else texts.INTERRUPT_NOTE_TOOLS))
         self._append("user", content)
+        self._log_sync()
         if state.aborted_streaming:
             return "aborted_streaming", None, reason
         if aborted:
@@ -359,6 +390,7 @@ class Agent:
         if not blocks:
             return
         self._append("assistant", blocks)
+        self._log_sync()
         if not state.slots:
             return
         results: list[Block] = []
@@ -368,8 +400,68 @@ class Agent:
                 slot.result = outcome.result
             results.append(slot.result or error_result(slot.block.id, texts.stream_failed(str(error))))
         self._append("user", [*results, TextBlock(texts.stream_failed_note(str(error)))])
+        self._log_sync()
 
     # -- transcript ---------------------------------------------------------------------------------
+    def _open_transcript(self, spec: str | os.PathLike[str] | TranscriptWriter | bool | None) -> TranscriptWriter | None:
+        if spec is False:
+            return None
+        ctx = self.context
+        if isinstance(spec, TranscriptWriter):
+            writer = spec
+        elif spec is None or spec is True:
+            path = ctx.transcript_path or transcript_file_for(ctx.session_dir, ctx.session_id)
+            writer = TranscriptWriter(path, ctx.session_id, ctx.cwd)
+        else:
+            writer = TranscriptWriter(spec, ctx.session_id, ctx.cwd)
+        self.context = ctx.replace(transcript_path=writer.path)  # what hooks get as transcript_path
+        return writer
+
+    def _log_ahead(self, state: _TurnState, block: Block) -> None:
+        """Write one finished block of the answer now, before its tool can start."""
+        if self.transcript is None:
+            return
+        data = block.to_dict()
+        self._write(lambda w: w.append_assistant([data], message_id=state.assembler.message_id or state.log_id,
+                                                 model=state.assembler.model))
+        self._ahead.append(data)
+
+    def _rewind(self, mark: str | None) -> None:
+        if self.transcript is not None:
+            self.transcript.rewind(mark)
+        self._ahead = []
+
+    def _log_sync(self) -> None:
+        """Write what ``messages`` holds beyond what the file has (blocks written ahead are skipped)."""
+        if self.transcript is None:
+            return
+        index, done = self._log_at
+        while index < len(self.messages):
+            message = self.messages[index]
+            content = message["content"]
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+            new = blocks[done:]  # a message is only ever extended at its end (see _append)
+            if message["role"] == "assistant" and self._ahead:
+                new = new[len(self._ahead):]
+                self._ahead = []
+            if new:
+                body = content if isinstance(content, str) else new  # a string prompt is written as one
+                self._write(lambda w: w.append_message({"role": message["role"], "content": body}))
+            if index == len(self.messages) - 1:
+                self._log_at = (index, len(blocks))
+                return
+            index, done = index + 1, 0
+        self._log_at = (index, done)
+
+    def _write(self, action: Callable[[TranscriptWriter], Any]) -> None:
+        assert self.transcript is not None
+        try:
+            action(self.transcript)
+        except OSError as err:  # a full disk must not stop the agent; say so once and stop writing
+            warnings.warn(f"the transcript {self.transcript.path} could not be written ({err}); writing stopped",
+                          RuntimeWarning, stacklevel=2)
+            self.transcript = None
+
     def _append(self, role: str, blocks: list[Any]) -> None:
         """Add a message; content for the same role as the last message joins it (keeps alternation)."""
         content = [b.to_dict() if isinstance(b, Block) else b for b in blocks]
@@ -382,6 +474,11 @@ class Agent:
             last["content"] = earlier + content
         else:
             self.messages.append({"role": role, "content": content})
+
+
+def _block_count(message: dict[str, Any]) -> int:
+    content = message["content"]
+    return 1 if isinstance(content, str) else len(content)
 
 
 def _as_scheduler(value: Scheduler | ToolRegistry | None) -> Scheduler:

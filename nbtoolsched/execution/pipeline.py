@@ -63,6 +63,7 @@ class CallOutcome:
     prevent_continuation: bool = False
     stop_reason: str | None = None
     deferred: Any = None  # the pending approval request when status == "deferred"
+    hook_notices: list[Any] = field(default_factory=list)  # HookNotice: non-blocking hook problems, for the person only
 
     @property
     def is_error(self) -> bool:
@@ -137,14 +138,17 @@ class CallPipeline:
         observable = backfilled
         attachments: list[TextBlock] = []
         hook_decision: Decision | None = None
+        notices: list[Any] = []
         prevent, stop_reason = False, None
         if self.hooks is not None:
             pre = await self.hooks.pre_tool_use(HookEvent("PreToolUse", tool, tool.name, observable, call.tool_use_id, ctx))
             attachments.extend(TextBlock(text) for text in pre.additional_context)
+            notices.extend(pre.notices)
             prevent, stop_reason = pre.prevent_continuation, pre.stop_reason
             if pre.stop is not None:
                 outcome = self._error(call, pre.stop or HOOK_STOPPED)
                 outcome.attachments = attachments
+                outcome.hook_notices = notices
                 return outcome
             hook_decision = pre.decision
             changed = _hook_input(pre)
@@ -156,19 +160,25 @@ class CallPipeline:
                     return outcome
                 observable, parsed = changed[0], checked
 
-        request = PermissionRequest(tool, observable, parsed, ctx, call.tool_use_id, hook_decision, approver, self.mode)
+        request = PermissionRequest(tool, observable, parsed, ctx, call.tool_use_id, hook_decision, approver, self.mode,
+                                    self.hooks, notices)
         decision = await self.gate.decide(request)
         if decision.behavior != "allow":
-            return self._denied(call, ctx, decision, attachments, prevent, stop_reason)
+            outcome = self._denied(call, ctx, decision, attachments, prevent, stop_reason)
+            outcome.hook_notices = notices
+            return outcome
 
         final = decision.updated_input if decision.updated_input is not None else observable
         call_input = self._input_for_call(call, backfilled, final)
         if isinstance(call_input, str):
-            return self._error(call, call_input)
+            outcome = self._error(call, call_input)
+            outcome.hook_notices = notices
+            return outcome
         if decision.feedback:
             attachments.append(TextBlock(f"The user approved this call and said: {decision.feedback}"))
         outcome = await self._call(call, call_input, final, ctx)
         outcome.attachments[:0] = attachments
+        outcome.hook_notices[:0] = notices
         outcome.prevent_continuation = outcome.prevent_continuation or prevent
         outcome.stop_reason = outcome.stop_reason or stop_reason
         return outcome
@@ -303,6 +313,7 @@ def _interrupted(call: PreparedCall, ctx: ToolContext) -> CallOutcome:
 
 
 def _apply_post(outcome: CallOutcome, post: PostToolUseOutcome, event: str) -> None:
+    outcome.hook_notices.extend(post.notices)
     if post.blocking_error:
         outcome.attachments.append(TextBlock(f"{event} hook blocked: {post.blocking_error}"))
     outcome.attachments.extend(TextBlock(text) for text in post.additional_context)

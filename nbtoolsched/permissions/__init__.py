@@ -5,18 +5,43 @@ from .base import (
     AllowUnlessDenied,
     ApprovalDeferred,
     HookEvent,
+    HookNotice,
     HookRunner,
+    PermissionDeniedOutcome,
     PermissionGate,
     PermissionRequest,
+    PermissionRequestOutcome,
     PostToolUseOutcome,
     PreToolUseOutcome,
 )
 from .classifier import Classifier, ClassifierRequest, ClassifierVerdict, DenialTracker, PatternClassifier
 from .engine import Explanation, Permissions, default_splitter
 from .errors import PermissionConfigError
-from .hooks import DEFAULT_HOOK_TIMEOUT, CommandHook, HookBlock, HookMatcher, HookResult, Hooks, NoHooks, PythonHook
+from .hooks import (
+    CLAUDE_CODE_HOOK_EVENTS,
+    DEFAULT_HOOK_TIMEOUT,
+    HOOK_EVENTS,
+    CommandHook,
+    HookBlock,
+    HookMatcher,
+    HookResult,
+    Hooks,
+    NoHooks,
+    PythonHook,
+)
 from .modes import MODES, Mode, check_mode
-from .rules import PermissionRule, RuleSet, RuleValue, escape_rule_content, format_rule, make_rule, parse_rule, unescape_rule_content
+from .problems import HookWarning, LoadProblem, RuleWarning, SettingsWarning
+from .rules import (
+    PermissionRule,
+    RuleSet,
+    RuleValue,
+    claude_code_rule_problem,
+    escape_rule_content,
+    format_rule,
+    make_rule,
+    parse_rule,
+    unescape_rule_content,
+)
 from .settings import LoadedSettings, load_settings, settings_files
 
 __all__ = [
@@ -28,6 +53,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "BrokerEvent",
+    "CLAUDE_CODE_HOOK_EVENTS",
     "Classifier",
     "ClassifierRequest",
     "ClassifierVerdict",
@@ -38,25 +64,34 @@ __all__ = [
     "HookBlock",
     "HookEvent",
     "HookMatcher",
+    "HookNotice",
     "HookResult",
     "HookRunner",
+    "HookWarning",
+    "HOOK_EVENTS",
     "Hooks",
+    "LoadProblem",
     "LoadedSettings",
     "MODES",
     "Mode",
     "NoHooks",
     "PatternClassifier",
     "PermissionConfigError",
+    "PermissionDeniedOutcome",
     "PermissionGate",
     "PermissionRequest",
+    "PermissionRequestOutcome",
     "PermissionRule",
     "Permissions",
     "PostToolUseOutcome",
     "PreToolUseOutcome",
     "PythonHook",
     "RuleSet",
+    "RuleWarning",
     "RuleValue",
+    "SettingsWarning",
     "check_mode",
+    "claude_code_rule_problem",
     "default_splitter",
     "escape_rule_content",
     "format_rule",

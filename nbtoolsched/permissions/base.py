@@ -3,7 +3,13 @@
 The pipeline (execution layer) asks two things of the layer here: what the PreToolUse /
 PostToolUse hooks say about a call, and whether the call may run. Both are protocols,
 so a test, a notebook or another agent can plug in its own; ``AllowUnlessDenied`` and
-``NoHooks`` are the simplest useful answers.
+``NoHooks`` are the simplest useful answers. A hook runner may also answer
+``permission_request`` and ``permission_denied`` (Claude Code's PermissionRequest and
+PermissionDenied events); the gate calls them when present.
+
+A hook that misbehaves without blocking (its program is missing, it exits 1, times
+out or prints an invalid answer) is reported as a ``HookNotice``: the call goes on, as
+in Claude Code, and the notice travels with the call's outcome for the person to see.
 """
 
 from __future__ import annotations
@@ -15,9 +21,12 @@ from ..tool import Decision, DecisionReason, Tool, ToolContext
 
 __all__ = [
     "HookEvent",
+    "HookNotice",
     "HookRunner",
     "PermissionGate",
     "PermissionRequest",
+    "PermissionRequestOutcome",
+    "PermissionDeniedOutcome",
     "PostToolUseOutcome",
     "PreToolUseOutcome",
     "AllowUnlessDenied",
@@ -39,6 +48,10 @@ class PermissionRequest:
     # approval"); a gate that needs to ask a person uses it before its own default.
     approver: Any = None
     mode: str | None = None  # this run's permission mode, when it overrides the gate's
+    # The pipeline's hook runner: the gate fires PermissionRequest / PermissionDenied
+    # hooks through it, and leaves their non-blocking problems in ``notices``.
+    hooks: Any = None
+    notices: list["HookNotice"] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -60,7 +73,7 @@ class PermissionGate(Protocol):
 class HookEvent:
     """What a hook learns about a call (mirrors Claude Code's hook stdin)."""
 
-    event: str  # "PreToolUse" | "PostToolUse" | "PostToolUseFailure"
+    event: str  # PreToolUse | PostToolUse | PostToolUseFailure | PermissionRequest | PermissionDenied
     tool: Tool
     tool_name: str
     tool_input: dict[str, Any]
@@ -69,6 +82,28 @@ class HookEvent:
     tool_response: Any = None
     error: str | None = None
     is_interrupt: bool = False
+    permission_suggestions: list[dict[str, Any]] | None = None  # PermissionRequest
+    reason: str | None = None  # PermissionDenied: why the call was denied
+
+
+@dataclass(frozen=True, slots=True)
+class HookNotice:
+    """A hook problem or message for the person (never sent to the model).
+
+    ``kind``: missing_program, not_executable, exit_status, timeout, invalid_output,
+    start_failed, exception, unsupported, or system_message (a hook's ``systemMessage``).
+    ``blocked`` is True when strict hooks turned the problem into a block."""
+
+    event: str
+    hook: str
+    kind: str
+    message: str
+    source: str | None = None  # the settings file the hook came from
+    blocked: bool = False
+
+    def __str__(self) -> str:
+        origin = f" (from {self.source})" if self.source else ""
+        return f"{self.event} hook {self.hook!r}{origin}: {self.message}"
 
 
 @dataclass(slots=True)
@@ -79,8 +114,8 @@ class PreToolUseOutcome:
     additional_context: list[str] = field(default_factory=list)
     prevent_continuation: bool = False
     stop_reason: str | None = None
-    stop: str | None = None  # a hook failed or was cancelled: the call must not run
-    notices: list[str] = field(default_factory=list)  # non-blocking hook errors, for the user
+    stop: str | None = None  # a hook failed under strict hooks: the call must not run
+    notices: list[HookNotice] = field(default_factory=list)  # non-blocking hook problems, for the user
 
 
 @dataclass(slots=True)
@@ -90,7 +125,22 @@ class PostToolUseOutcome:
     prevent_continuation: bool = False
     stop_reason: str | None = None
     updated_output: Any = None  # MCP tools only: replaces the tool's output
-    notices: list[str] = field(default_factory=list)  # non-blocking hook errors, for the user
+    notices: list[HookNotice] = field(default_factory=list)  # non-blocking hook problems, for the user
+
+
+@dataclass(slots=True)
+class PermissionRequestOutcome:
+    """What PermissionRequest hooks answered for a call about to be put to a person."""
+
+    decision: Decision | None = None  # allow or deny answers the request; None: ask the person
+    updated_permissions: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[HookNotice] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class PermissionDeniedOutcome:
+    retry: bool = False  # a hook says the call is now approved and may be retried
+    notices: list[HookNotice] = field(default_factory=list)
 
 
 @runtime_checkable

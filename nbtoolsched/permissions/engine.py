@@ -5,8 +5,12 @@ Order (reference §4.4 and §3.3 step 7):
   call that is not read-only is denied) → tool-wide ask → own ask that must prompt
   (content ask rule, safety check, a tool needing a person) → hook ask / hook allow →
   bypassPermissions → tool-wide allow → own allow → ask.
-An ``ask`` is then settled by the mode: dontAsk denies it, auto lets the classifier
-decide (until it has refused too often), otherwise the approver is asked.
+An ``ask`` from the rules is then settled by the mode: dontAsk denies it, auto lets the
+classifier decide (until it has refused too often), otherwise a person is asked. A
+PreToolUse hook's ``ask`` goes to the person in every mode, as in Claude Code (its
+dontAsk and auto mode convert only the rule engine's asks). Before a person is asked,
+PermissionRequest hooks may answer instead; after the classifier refuses a call,
+PermissionDenied hooks run.
 Deliberately stricter than Claude Code in two places: a hook's ``ask`` does not skip
 deny rules, and plan mode denies (rather than asks for) calls that are not read-only.
 """
@@ -22,13 +26,14 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..tool import AbortError, Decision, DecisionReason, Tool, ToolContext
 from .approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
-from .base import ApprovalDeferred, PermissionRequest
+from .base import ApprovalDeferred, HookEvent, PermissionRequest
 from .checks import CallFacts, builtin_check, is_immune_ask, read_protection, shell_field, tool_kind
 from .classifier import Classifier, ClassifierRequest, DenialTracker, PatternClassifier
 from .errors import PermissionConfigError
 from .hooks import Hooks
 from .modes import AUTO_SAFE_TOOLS, MODE_TITLES, Mode, check_mode
-from .rules import Behavior, PermissionRule, RuleSet, make_rule, rules_from
+from .problems import LoadProblem
+from .rules import Behavior, PermissionRule, RuleSet, escape_rule_content, make_rule, parse_rule, rules_from
 from .settings import load_settings
 from .shell_rules import suggest_shell_rule
 
@@ -138,6 +143,7 @@ class Permissions:
         self.split_command = split_command or default_splitter
         self.tools = {t.name: t for t in tools}
         self.settings_files: list[Path] = []  # filled by from_settings
+        self.load_warnings: list[LoadProblem] = []  # what the settings files hold with a caveat
 
     @classmethod
     def from_settings(
@@ -147,12 +153,18 @@ class Permissions:
         *,
         mode: str | None = None,
         check_hooks: bool = True,
+        strict_hooks: bool = False,
         **options: Any,
     ) -> "Permissions":
         """Read the user, project and project-local settings.json files for ``cwd``.
 
-        ``mode`` overrides the files' defaultMode; other options are the constructor's."""
-        loaded = load_settings(cwd, user_dir, check_hooks=check_hooks)
+        ``mode`` overrides the files' defaultMode; other options are the constructor's.
+        What loads with a caveat (a hook program that is not installed, a rule Claude Code
+        would drop...) is in ``load_warnings`` and issued as ``SettingsWarning``s.
+        ``strict_hooks=True`` makes any hook that fails, is missing, times out or answers
+        garbage block its call (fail closed) instead of letting it go ahead as Claude
+        Code does."""
+        loaded = load_settings(cwd, user_dir, check_hooks=check_hooks, strict_hooks=strict_hooks)
         extra_dirs = list(options.pop("additional_dirs", ()))
         perms = cls(
             mode or loaded.default_mode or "default",
@@ -166,6 +178,7 @@ class Permissions:
             **options,
         )
         perms.settings_files = loaded.files
+        perms.load_warnings = loaded.warnings
         return perms
 
     # -- configuration ---------------------------------------------------------------------
@@ -215,6 +228,8 @@ class Permissions:
 
     async def _settle_ask(self, request: PermissionRequest, decision: Decision, explanation: Explanation, mode: Mode) -> Decision:
         tool = request.tool
+        if _from_hook(decision):
+            return await self._ask_person(request, decision)  # a hook's ask is for a person, whatever the mode
         if mode == "dontAsk":
             return _dont_ask(tool.name, decision)
         if mode == "auto":
@@ -244,15 +259,64 @@ class Permissions:
             self.denials.record_allow()
             return Decision.allow(None, DecisionReason("classifier", verdict.reason))
         self.denials.record_denial()
-        return Decision.deny(
-            f"Auto mode refused this {tool.name} call: {verdict.reason}. Try a safer way to reach the goal, or ask the user.",
-            DecisionReason("classifier", verdict.reason),
-        )
+        message = f"Auto mode refused this {tool.name} call: {verdict.reason}. Try a safer way to reach the goal, or ask the user."
+        if await self._permission_denied(request, verdict.reason):
+            message += " The PermissionDenied hook indicated this command is now approved. You may retry it if you would like."
+        return Decision.deny(message, DecisionReason("classifier", verdict.reason))
+
+    # -- PermissionRequest / PermissionDenied hooks ---------------------------------------------
+    def _runner(self, request: PermissionRequest, method: str) -> Any:
+        runner = request.hooks if request.hooks is not None else self.hooks
+        return getattr(runner, method, None)
+
+    async def _permission_denied(self, request: PermissionRequest, reason: str) -> bool:
+        """Run PermissionDenied hooks after a classifier denial (as Claude Code does: only
+        auto mode's refusals fire it); True when one says the call may be retried."""
+        run = self._runner(request, "permission_denied")
+        if run is None:
+            return False
+        outcome = await run(HookEvent("PermissionDenied", request.tool, request.tool.name, dict(request.input),
+                                      request.tool_use_id, request.ctx, reason=reason))
+        request.notices.extend(outcome.notices)
+        return outcome.retry
+
+    async def _permission_request(self, request: PermissionRequest, suggestions: tuple[str, ...]) -> Decision | None:
+        """PermissionRequest hooks answer for the person when they allow or deny."""
+        run = self._runner(request, "permission_request")
+        if run is None:
+            return None
+        offered = [{"type": "addRules", "rules": [_rule_value(rule)], "behavior": "allow", "destination": "localSettings"}
+                   for rule in suggestions]
+        outcome = await run(HookEvent("PermissionRequest", request.tool, request.tool.name, dict(request.input),
+                                      request.tool_use_id, request.ctx, permission_suggestions=offered))
+        request.notices.extend(outcome.notices)
+        for update in outcome.updated_permissions:
+            self._apply_update(update)
+        return outcome.decision
+
+    def _apply_update(self, update: Any) -> None:
+        """A hook's ``updatedPermissions``: ``addRules`` become session rules; others are ignored."""
+        if not isinstance(update, dict) or update.get("type") != "addRules" or update.get("behavior") not in ("allow", "deny", "ask"):
+            return
+        for value in update.get("rules") or []:
+            if isinstance(value, dict) and isinstance(value.get("toolName"), str):
+                content = value.get("ruleContent")
+                text = value["toolName"] if content is None else f"{value['toolName']}({escape_rule_content(str(content))})"
+                try:
+                    self.add_session_rule(text, update["behavior"])
+                except PermissionConfigError:
+                    pass  # a rule that cannot be read is not added
 
     async def _ask_person(self, request: PermissionRequest, decision: Decision) -> Decision:
         tool = request.tool
         approver: Approver = request.approver or self.approver
         suggestions = decision.suggestions or _default_suggestions(tool, request.input)
+        hooked = await self._permission_request(request, tuple(suggestions))
+        if hooked is not None:
+            if hooked.behavior == "allow":
+                self.denials.record_allow()
+                return hooked if hooked.updated_input is not None else replace(hooked, updated_input=decision.updated_input)
+            return hooked
         asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), decision.message or _ask_text(tool), tuple(suggestions))
         try:
             answer = await approver(asked)
@@ -289,7 +353,9 @@ class Permissions:
         ctx = ToolContext(cwd or self.cwd, permission_context=self)
         result = _run_sync(self.evaluate(tool, input, None, ctx, hook_decision))
         if result.behavior == "ask":
-            if self._mode == "dontAsk":
+            if _from_hook(result.decision):
+                result.steps.append("a hook's ask goes to a person in every mode: the approver would be asked")
+            elif self._mode == "dontAsk":
                 result.decision = _dont_ask(tool.name, result.decision)
                 result.behavior = "deny"
                 result.steps.append("dontAsk mode turns the ask into a deny")
@@ -409,6 +475,19 @@ def _reason(rule: PermissionRule, detail: str) -> DecisionReason:
 
 def _ask_text(tool: Tool) -> str:
     return f"{tool.name} needs permission to run, and no rule allows it yet."
+
+
+def _from_hook(decision: Decision) -> bool:
+    return decision.reason is not None and decision.reason.kind == "hook"
+
+
+def _rule_value(rule: str) -> dict[str, Any]:
+    """A rule string as Claude Code's PermissionRuleValue (``toolName``, ``ruleContent``)."""
+    try:
+        value = parse_rule(rule)
+    except ValueError:
+        return {"toolName": rule}
+    return {"toolName": value.tool} if value.content is None else {"toolName": value.tool, "ruleContent": value.content}
 
 
 def _dont_ask(tool_name: str, decision: Decision) -> Decision:

@@ -3,6 +3,20 @@
 Claude Code turns a malformed rule into a bare tool name; here it is an error at load
 time (a rule that silently means something else is worse than no rule). A rule may
 carry examples it must and must not match, checked when it is loaded.
+
+Settings files are read more forgivingly (``rules_from_settings``), because Claude Code
+drops a rule it cannot use with a warning and keeps the rest of the file. Each such
+rule becomes a ``RuleWarning`` naming the file and the rule, and:
+
+* an allow rule Claude Code drops (or never consults) is dropped here too;
+* a deny or ask rule Claude Code drops (``Bash(sudo :* )``, ``Bash()``) or never
+  consults (``Write(...)``: Claude Code checks file edits against ``Edit(...)`` rules
+  only) is enforced here. A deliberate departure: dropping a deny rule fails open;
+* a deny or ask rule we cannot parse at all is read conservatively, as a deny (or ask)
+  of every use of the tool it names. Refusing the whole file instead would let a caller
+  that falls back to "no settings" lose every other rule in it; the tool-wide reading
+  keeps the file's rules and never allows what the author meant to forbid. A rule whose
+  tool name cannot be read either still refuses the file.
 """
 
 from __future__ import annotations
@@ -13,6 +27,7 @@ from typing import Any, Iterable, Literal, Sequence
 
 from .errors import PermissionConfigError
 from .paths import validate_path_pattern
+from .problems import LoadProblem, RuleWarning
 from .shell_rules import compile_shell_pattern
 
 __all__ = [
@@ -30,6 +45,8 @@ __all__ = [
     "format_rule",
     "make_rule",
     "rules_from",
+    "rules_from_settings",
+    "claude_code_rule_problem",
 ]
 
 Behavior = Literal["allow", "deny", "ask"]
@@ -227,6 +244,114 @@ def rules_from(
     if isinstance(specs, (str, dict)):
         raise PermissionConfigError(f"'{behavior}' must be a list of rules", source=origin or source, item=str(specs))
     return [make_rule(s, behavior, source=source, root=root, origin=origin) for s in specs]
+
+
+# -- settings files: what Claude Code would drop, and a forgiving reader ------------------------------
+# Tools whose rule content Claude Code validates as a file pattern, and the two whose
+# content rules its file checks consult (every other file tool's content rule is inert).
+_CC_FILE_PATTERN_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "NotebookRead", "NotebookEdit", "MultiEdit"})
+_CC_CONSULTED_FILE_RULES = {"Read": "Read", "Edit": "Edit"}
+
+
+def claude_code_rule_problem(text: str) -> tuple[str, str] | None:
+    """Why Claude Code's settings loader drops this rule, or why its checks never consult
+    it: ``(kind, reason)``, or None when Claude Code keeps and uses it (its
+    ``validatePermissionRule`` and file-rule lookup, v2.1)."""
+    if not text.strip():
+        return "dropped", "it is empty"
+    if text != text.strip():
+        return "dropped", "it keeps the spaces around it in the tool name, so the rule never matches"
+    if len(_unescaped(text, "(")) != len(_unescaped(text, ")")):
+        return "dropped", "its parentheses do not match"
+    opens = _unescaped(text, "(")
+    if any(text[i + 1 : i + 2] == ")" for i in opens):
+        return "dropped", "it has empty parentheses (write the bare tool name for every use)"
+    closes = _unescaped(text, ")")
+    if opens and closes and closes[-1] == len(text) - 1:
+        tool, content = text[: opens[0]], unescape_rule_content(text[opens[0] + 1 : -1])
+    else:
+        tool, content = text, None
+    if tool.startswith("mcp__"):
+        return ("dropped", "MCP rules take no pattern in parentheses") if opens else None
+    if tool[:1] != tool[:1].upper():
+        return "dropped", "a tool name must start with an uppercase letter"
+    if content is None or content.strip() == "*":
+        return None
+    if tool == "WebSearch" and ("*" in content or "?" in content):
+        return "dropped", "WebSearch rules take no wildcards"
+    if tool == "WebFetch" and ("://" in content or content.startswith("http") or not content.startswith("domain:")):
+        return "dropped", "WebFetch rules take the form WebFetch(domain:host)"
+    if tool in SHELL_RULE_TOOLS and ((":*" in content and not content.endswith(":*")) or content == ":*"):
+        return "dropped", "':*' must end the pattern and follow a command prefix"
+    if tool in _CC_FILE_PATTERN_TOOLS:
+        if ":*" in content:
+            return "dropped", "':*' is only for Bash prefix rules"
+        if "*" in content and "**" not in content and not re.search(r"^\*|\*$|/\*|\*\.|\*\)", content):
+            return "dropped", "a '*' in the middle of a path segment is refused"
+    family = "Edit" if tool in EDIT_RULE_TOOLS else "Read" if tool in READ_RULE_TOOLS else None
+    if family is not None and _CC_CONSULTED_FILE_RULES.get(tool) != family:
+        return "not_consulted", f"its file checks only consult {family}(...) rules, never {tool}(...) ones"
+    return None
+
+
+def rules_from_settings(
+    specs: Any, behavior: Behavior, *, source: str, root: str | None, origin: str, problems: list[LoadProblem]
+) -> list[PermissionRule]:
+    """A settings file's rule list, read as described in the module docstring; caveats go
+    to ``problems``. Raises only for a rule that cannot be read at all (or failing its own
+    examples) and for a list that is not a list."""
+    if specs is None:
+        return []
+    if isinstance(specs, (str, dict)) or not isinstance(specs, list):
+        raise PermissionConfigError(f"'{behavior}' must be a list of rules", source=origin, item=str(specs))
+    out: list[PermissionRule] = []
+    for spec in specs:
+        text = spec.get("rule") if isinstance(spec, dict) else spec
+        if not isinstance(text, str):
+            if behavior == "allow":
+                problems.append(LoadProblem(RuleWarning, "rule_invalid", "not a rule string; dropped (Claude Code drops it too)", origin, str(spec)))
+                continue
+            raise PermissionConfigError(f"a {behavior} rule must be a string", source=origin, item=str(spec))
+        try:
+            parse_rule(text)
+        except ValueError as err:
+            rule = _conservative(text, str(err), behavior, source, root, origin, problems)
+            if rule is not None:
+                out.append(rule)
+            continue
+        rule = make_rule(spec, behavior, source=source, root=root, origin=origin)  # raises only for failed examples
+        caveat = claude_code_rule_problem(text)
+        if caveat is not None:
+            kind, why = caveat
+            verb = "drops this rule" if kind == "dropped" else "ignores this rule"
+            if behavior == "allow":
+                problems.append(LoadProblem(RuleWarning, f"rule_{kind}_by_claude_code", f"Claude Code {verb}: {why}. "
+                                            "This allow rule is dropped here too", origin, text))
+                continue
+            problems.append(LoadProblem(RuleWarning, f"rule_{kind}_by_claude_code", f"Claude Code {verb}: {why}. "
+                                        f"nbtoolsched enforces this {behavior} rule (a deliberate difference)", origin, text))
+        out.append(rule)
+    return out
+
+
+def _conservative(
+    text: str, why: str, behavior: Behavior, source: str, root: str | None, origin: str, problems: list[LoadProblem]
+) -> PermissionRule | None:
+    """An unparseable rule: an allow is dropped; a deny or ask covers its whole tool."""
+    if behavior == "allow":
+        problems.append(LoadProblem(RuleWarning, "rule_invalid", f"cannot be parsed ({why}); dropped, as Claude Code drops it", origin, text))
+        return None
+    name = text.strip().split("(", 1)[0].strip()
+    try:
+        value = parse_rule(name)
+    except ValueError:
+        raise PermissionConfigError(f"malformed {behavior} rule: {why}", source=origin, item=text) from None
+    problems.append(LoadProblem(
+        RuleWarning, "rule_read_conservatively",
+        f"cannot be parsed ({why}). Claude Code drops it; here it is read as {behavior!r} for every use of {value.tool}, "
+        "so nothing it meant to forbid gets through. Fix the rule to narrow it", origin, text,
+    ))
+    return PermissionRule(value, behavior, source, root, origin=origin)
 
 
 @dataclass

@@ -6,6 +6,13 @@ project-local (``<cwd>/.claude/settings.local.json``). Rule lists, additional
 directories and hooks from every file add up (a deny anywhere is a deny: precedence
 comes from behavior, not from the file); a scalar like ``defaultMode`` is taken from
 the most specific file that sets it. Every problem names its file.
+
+As in Claude Code, loading checks the shape of the file, not the world: a hook whose
+program is not installed, an event this scheduler never fires, a rule Claude Code
+would drop, all load, each as a warning (``LoadedSettings.warnings``, issued once as a
+``SettingsWarning``). What breaks the schema (a rule list that is not a list, a
+``defaultMode`` that is no mode, a hook without a command) still refuses the file:
+Claude Code would skip the whole file, its deny rules included, which fails open.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ from typing import Any
 from .errors import PermissionConfigError
 from .hooks import Hooks
 from .modes import Mode, check_mode
-from .rules import PermissionRule, rules_from
+from .problems import LoadProblem, issue_warnings
+from .rules import PermissionRule, rules_from_settings
 
 __all__ = ["SettingsFile", "LoadedSettings", "settings_files", "load_settings", "default_user_dir"]
 
@@ -41,6 +49,7 @@ class LoadedSettings:
     additional_dirs: list[str] = field(default_factory=list)
     hooks: Hooks = field(default_factory=Hooks)
     files: list[Path] = field(default_factory=list)  # the files that existed and were read
+    warnings: list[LoadProblem] = field(default_factory=list)  # what loads with a caveat, in file order
 
 
 def default_user_dir() -> Path:
@@ -60,13 +69,25 @@ def settings_files(cwd: str | os.PathLike[str], user_dir: str | os.PathLike[str]
 
 
 def load_settings(
-    cwd: str | os.PathLike[str], user_dir: str | os.PathLike[str] | None = None, *, check_hooks: bool = True
+    cwd: str | os.PathLike[str],
+    user_dir: str | os.PathLike[str] | None = None,
+    *,
+    check_hooks: bool = True,
+    strict_hooks: bool = False,
+    warn: bool = True,
 ) -> LoadedSettings:
-    loaded = LoadedSettings(hooks=Hooks(project_dir=str(Path(cwd).resolve())))
+    """Read the settings files for ``cwd``.
+
+    ``check_hooks`` looks for each command hook's program (a warning when missing);
+    ``strict_hooks`` makes every hook problem block its call at run time (and refuses
+    hook settings that could never act); ``warn=False`` only collects the warnings."""
+    loaded = LoadedSettings(hooks=Hooks(project_dir=str(Path(cwd).resolve()), strict=strict_hooks))
     for spec in settings_files(cwd, user_dir):
         if spec.path.is_file():
             _apply(loaded, spec, _read_json(spec.path), check_hooks)
             loaded.files.append(spec.path)
+    if warn:
+        issue_warnings(loaded.warnings)
     return loaded
 
 
@@ -89,7 +110,8 @@ def _apply(loaded: LoadedSettings, spec: SettingsFile, data: dict[str, Any], che
         raise PermissionConfigError("'permissions' must be an object", source=where)
     for behavior in _BEHAVIORS:
         loaded.rules.extend(
-            rules_from(perms.get(behavior), behavior, source=spec.source, root=str(spec.root), origin=where)  # type: ignore[arg-type]
+            rules_from_settings(perms.get(behavior), behavior, source=spec.source, root=str(spec.root), origin=where,  # type: ignore[arg-type]
+                                problems=loaded.warnings)
         )
     if "defaultMode" in perms:
         loaded.default_mode = check_mode(perms["defaultMode"], source=where)
@@ -102,4 +124,4 @@ def _apply(loaded: LoadedSettings, spec: SettingsFile, data: dict[str, Any], che
         if resolved not in loaded.additional_dirs:
             loaded.additional_dirs.append(resolved)
     if "hooks" in data:
-        loaded.hooks.extend_from_config(data["hooks"], source=where, check=check_hooks)
+        loaded.warnings.extend(loaded.hooks.extend_from_config(data["hooks"], source=where, check=check_hooks))

@@ -252,6 +252,7 @@ def _fork_scheduler(spec: Speculation, main: Scheduler, messages: list[dict[str,
         permission_context=base.permission_context,
         session_dir=session_dir,
         session_id=base.session_id,
+        transcript_path=os.path.join(spec.overlay.workdir, "transcript.jsonl"),  # never the session's own file
         registry=registry,
         messages=messages,
         options=dict(base.options),

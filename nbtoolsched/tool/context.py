@@ -35,6 +35,7 @@ class ToolContext:
         "permission_context",
         "session_dir",
         "session_id",
+        "transcript_path",
         "registry",
         "messages",
         "options",
@@ -50,6 +51,7 @@ class ToolContext:
         permission_context: Any = None,
         session_dir: str | os.PathLike[str] | None = None,
         session_id: str | None = None,
+        transcript_path: str | os.PathLike[str] | None = None,
         registry: Any = None,
         messages: list[Any] | None = None,
         options: dict[str, Any] | None = None,
@@ -63,6 +65,9 @@ class ToolContext:
         self.permission_context = permission_context
         self.session_id = session_id or uuid.uuid4().hex[:12]
         self.session_dir = Path(session_dir) if session_dir else Path(tempfile.gettempdir()) / "nbtoolsched-sessions" / self.session_id
+        # The session's JSONL transcript (what hooks get as ``transcript_path``); None until
+        # an agent loop writes one. Hooks of a bare scheduler run get a minimal one.
+        self.transcript_path = Path(transcript_path) if transcript_path else None
         self.registry = registry
         self.messages = messages if messages is not None else []
         self.options = options if options is not None else {}
@@ -81,6 +86,7 @@ class ToolContext:
         clone.permission_context = self.permission_context
         clone.session_dir = self.session_dir
         clone.session_id = self.session_id
+        clone.transcript_path = self.transcript_path
         clone.registry = self.registry
         clone.messages = self.messages
         clone.options = self.options

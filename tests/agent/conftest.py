@@ -70,6 +70,16 @@ class StopAfterHook:
         return PostToolUseOutcome()
 
 
+@pytest.fixture(autouse=True)
+def _sessions_in_tmp_path(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agents write their transcript under the session folder, by default in the system
+    temp dir: keep those of these tests in the test's own folder."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+
+
 @pytest.fixture
 def tool_log() -> list[tuple[str, str]]:
     return []

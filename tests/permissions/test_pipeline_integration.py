@@ -26,7 +26,7 @@ class RunnableBash(FakeBash):
 async def run(perms: Permissions, hooks: Hooks | None, command: str, tmp_path) -> Any:
     registry = ToolRegistry([RunnableBash()])
     call = prepare_call(0, {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": command}}, registry)
-    return await CallPipeline(perms, hooks).run(call, ToolContext(tmp_path))
+    return await CallPipeline(perms, hooks).run(call, ToolContext(tmp_path, session_dir=tmp_path / "session"))
 
 
 def _text(outcome) -> str:
@@ -44,11 +44,21 @@ async def test_hook_allow_runs_but_deny_rule_wins(tmp_path):
     assert denied.is_error and "Bash(rm:*)" in _text(denied)
 
 
-async def test_failing_hook_stops_the_call_with_its_name(tmp_path):
+async def test_failing_hook_is_a_notice_and_the_call_runs(tmp_path):
     hooks = Hooks()
     hooks.add("PreToolUse", CommandHook(str(HOOKS / "garbage.sh")))
     outcome = await run(Permissions(allow=["Bash"], cwd=tmp_path), hooks, "ls", tmp_path)
-    assert outcome.is_error and "garbage.sh" in _text(outcome)
+    assert not outcome.is_error and "ran: ls" in _text(outcome)
+    assert [n.kind for n in outcome.hook_notices] == ["invalid_output"] and "garbage.sh" in outcome.hook_notices[0].hook
+    assert not any("garbage" in str(a) for a in outcome.attachments)  # for the person, not the model
+
+
+async def test_failing_hook_stops_the_call_under_strict_hooks(tmp_path):
+    hooks = Hooks(strict=True)
+    hooks.add("PreToolUse", CommandHook(str(HOOKS / "garbage.sh")))
+    outcome = await run(Permissions(allow=["Bash"], cwd=tmp_path), hooks, "ls", tmp_path)
+    assert outcome.is_error and "garbage.sh" in _text(outcome) and "ran:" not in _text(outcome)
+    assert outcome.hook_notices[0].blocked
 
 
 async def test_deferred_approval_is_reported(tmp_path):
