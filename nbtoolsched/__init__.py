@@ -7,7 +7,7 @@ progress, and hands back exactly one ``tool_result`` per ``tool_use``, in order.
 
 from .agent import Agent, AgentResult, TranscriptWriter, read_transcript, validate_transcript
 from .execution import CallOutcome, CallPipeline, PreparedCall
-from .events import (
+from ._events import (
     AgentFinished,
     AgentStarted,
     ApprovalAnswered,
@@ -28,7 +28,7 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
-from .messages import (
+from ._messages import (
     Message,
     TextBlock,
     ToolReferenceBlock,
@@ -39,7 +39,7 @@ from .messages import (
 )
 from .models import ScriptedModel, Turn
 from .permissions import ApprovalAnswer, ApprovalBroker, HookRunner, Hooks, PermissionGate, Permissions
-from .registry import ToolRegistry
+from ._registry import ToolRegistry
 from .speculation import Overlay, Speculation, SpeculationPipeline, speculate
 from .scheduling import (
     Batch,

@@ -8,7 +8,7 @@ import sys
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else "demo"
     if command == "demo":
-        from .demo import main as demo
+        from ._demo import main as demo
 
         return demo()
     print(f"unknown command {command!r}; try: python -m nbtoolsched demo", file=sys.stderr)

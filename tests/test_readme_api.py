@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import nbtoolsched as nts
-from nbtoolsched.models.scripted import tool_use
+from nbtoolsched.models._scripted import tool_use
 from nbtoolsched.speculation import agent_loop
 
 

@@ -1,8 +1,8 @@
 """The execution layer: one call through the whole pipeline."""
 
-from .pipeline import CallOutcome, CallPipeline, Status, stopped_outcome
-from .prepare import PreparedCall, discovered_tools, prepare_call, prepare_calls
-from .results import finish_content, format_exception, format_size, persist_large_result, preview
+from ._pipeline import CallOutcome, CallPipeline, Status, stopped_outcome
+from ._prepare import PreparedCall, discovered_tools, prepare_call, prepare_calls
+from ._results import finish_content, format_exception, format_size, persist_large_result, preview
 
 __all__ = [
     "CallOutcome",

@@ -6,10 +6,10 @@ scripted session or a notebook that never calls the API should not pay for it.
 
 from typing import Any
 
-from . import events
-from ..agent.assembler import FinishedBlock, StreamAssembler, collect
-from .base import ErrorKind, Model, ModelError
-from .scripted import SCRIPT_FINISHED, ScriptedModel, Turn, text, tool_use
+from . import _stream_events as events
+from ._assembler import FinishedBlock, StreamAssembler, collect
+from ._protocol import ErrorKind, Model, ModelError
+from ._scripted import SCRIPT_FINISHED, ScriptedModel, Turn, text, tool_use
 
 __all__ = [
     "AnthropicModel",
@@ -30,7 +30,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "AnthropicModel":
-        from .anthropic import AnthropicModel
+        from ._anthropic import AnthropicModel
 
         return AnthropicModel
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cellparse import CellError, IdMaker, parse_cell
-from .diffview import DiffView
-from .magics import ToolMagics
-from .panel import RunPanel
-from .pump import Handoff, UIPump
-from .run import NotebookRun, TimelineView
-from .session import NotebookSession, SessionError
+from ._cellparse import CellError, IdMaker, parse_cell
+from ._diffview import DiffView
+from ._magics import ToolMagics
+from ._panel import RunPanel
+from ._pump import Handoff, UIPump
+from ._run import NotebookRun, TimelineView
+from ._session import NotebookSession, SessionError
 
 __all__ = [
     "CellError",

@@ -1,7 +1,7 @@
 """Permissions: who may run what, decided the way Claude Code decides it."""
 
-from .approvals import APPROVAL_ENV, ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver, BrokerEvent, policy_from_env
-from .base import (
+from ._approvals import APPROVAL_ENV, ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver, BrokerEvent, policy_from_env
+from ._base import (
     AllowUnlessDenied,
     ApprovalDeferred,
     HookEvent,
@@ -14,10 +14,10 @@ from .base import (
     PostToolUseOutcome,
     PreToolUseOutcome,
 )
-from .classifier import Classifier, ClassifierRequest, ClassifierVerdict, DenialTracker, PatternClassifier
-from .engine import Explanation, Permissions, default_splitter
-from .errors import PermissionConfigError
-from .hooks import (
+from ._classifier import Classifier, ClassifierRequest, ClassifierVerdict, DenialTracker, PatternClassifier
+from ._engine import Explanation, Permissions, default_splitter
+from ._errors import PermissionConfigError
+from ._hooks import (
     CLAUDE_CODE_HOOK_EVENTS,
     DEFAULT_HOOK_TIMEOUT,
     HOOK_EVENTS,
@@ -29,9 +29,9 @@ from .hooks import (
     NoHooks,
     PythonHook,
 )
-from .modes import MODES, Mode, check_mode
-from .problems import HookWarning, LoadProblem, RuleWarning, SettingsWarning
-from .rules import (
+from ._modes import MODES, Mode, check_mode
+from ._problems import HookWarning, LoadProblem, RuleWarning, SettingsWarning
+from ._rules import (
     PermissionRule,
     RuleSet,
     RuleValue,
@@ -42,7 +42,7 @@ from .rules import (
     parse_rule,
     unescape_rule_content,
 )
-from .settings import LoadedSettings, load_settings, settings_files
+from ._settings import LoadedSettings, load_settings, settings_files
 
 __all__ = [
     "APPROVAL_ENV",

@@ -1,12 +1,12 @@
 """The scheduling layer: partition, batch runs, the streaming executor, traces."""
 
-from .batch import ToolRunResult, run_tools
-from .concurrency import DEFAULT_MAX_CONCURRENCY, ENV_MAX_CONCURRENCY, max_tool_use_concurrency, merge_capped
-from .handle import RunHandle
-from .partition import Batch, partition_prepared, partition_tool_calls
-from .scheduler import DEFAULT, Scheduler
-from .streaming import StreamingToolExecutor, TrackedTool
-from .trace import RunEvents, Trace
+from ._batch import ToolRunResult, run_tools
+from ._concurrency import DEFAULT_MAX_CONCURRENCY, ENV_MAX_CONCURRENCY, max_tool_use_concurrency, merge_capped
+from ._handle import RunHandle
+from ._partition import Batch, partition_prepared, partition_tool_calls
+from ._scheduler import DEFAULT, Scheduler
+from ._engine import StreamingToolExecutor, TrackedTool
+from ._trace import RunEvents, Trace
 
 __all__ = [
     "DEFAULT",

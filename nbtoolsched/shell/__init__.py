@@ -3,13 +3,13 @@
 A pure utility layer: it imports nothing else from nbtoolsched.
 """
 
-from .parse import (
+from ._parse import (
     Assignment, Construct, ParsedCommand, Redirect, ShellParseError, SimpleCommand, Word,
     parse_command, split_command, strip_env_prefix, strip_wrappers, subcommand_strings,
     wrapper_prefix_len,
 )
-from .gitrepo import Repository, RepositoryError, find_repository, repository_problem
-from .readonly import ReadOnlyVerdict, analyze, is_benign_exit, is_read_only
+from ._gitrepo import Repository, RepositoryError, find_repository, repository_problem
+from ._readonly import ReadOnlyVerdict, analyze, is_benign_exit, is_read_only
 
 __all__ = [
     "ReadOnlyVerdict", "analyze", "is_benign_exit", "is_read_only",

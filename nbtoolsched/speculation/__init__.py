@@ -6,14 +6,14 @@ outside cwd) stops the run at a recorded boundary. ``accept`` copies the overlay
 all or nothing, refusing files that changed on disk meanwhile; ``reject`` deletes it.
 """
 
-from .boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
-from .filestate import LayeredFileState
-from .gate import PATH_KEYS, READ_TOOLS, WRITE_TOOLS, SpeculationGate, is_read_tool, is_shell_tool, is_write_tool
-from .loop import AgentFactory, LoopRequest, RunLoop, ScriptedTurn, agent_loop, scripted_loop
-from .overlay import Conflict, FileChange, Overlay, OverlayConflict, PathOutsideCwd
-from .pipelining import SpeculationPipeline, Suggester
-from .safefs import Snapshot, UnsafePath
-from .speculation import (
+from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
+from ._filestate import LayeredFileState
+from ._gate import PATH_KEYS, READ_TOOLS, WRITE_TOOLS, SpeculationGate, is_read_tool, is_shell_tool, is_write_tool
+from ._loop import AgentFactory, LoopRequest, RunLoop, ScriptedTurn, agent_loop, scripted_loop
+from ._overlay import Conflict, FileChange, Overlay, OverlayConflict, PathOutsideCwd
+from ._pipelining import SpeculationPipeline, Suggester
+from ._safefs import Snapshot, UnsafePath
+from ._speculation import (
     MAX_SPECULATION_MESSAGES,
     MAX_SPECULATION_TURNS,
     AcceptResult,
@@ -21,7 +21,7 @@ from .speculation import (
     speculate,
     start_speculation,
 )
-from .transcript import clean_transcript, cut_to_continuable
+from ._transcript import clean_transcript, cut_to_continuable
 
 __all__ = [
     "AcceptResult",

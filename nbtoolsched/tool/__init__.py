@@ -1,11 +1,11 @@
 """The tool layer: what a tool is, what it gets, what it answers."""
 
-from .abort import INTERRUPT, SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortError, AbortSignal
-from .base import DEFAULT_MAX_RESULT_SIZE_CHARS, EmptyInput, InterruptBehavior, ReadOnlyTool, Tool, ToolOutput, Validation, render_content
-from .context import ContextModifier, ProgressSink, ToolContext
-from .decision import Decision, DecisionReason
-from .decorator import FunctionTool, tool
-from .filestate import FileState, FileStateCache
+from ._abort import INTERRUPT, SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortError, AbortSignal
+from ._base import DEFAULT_MAX_RESULT_SIZE_CHARS, EmptyInput, InterruptBehavior, ReadOnlyTool, Tool, ToolOutput, Validation, render_content
+from ._context import ContextModifier, ProgressSink, ToolContext
+from ._decision import Decision, DecisionReason
+from ._decorator import FunctionTool, tool
+from ._filestate import FileState, FileStateCache
 
 __all__ = [
     "AbortError",

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from ..registry import ToolRegistry
+from .._registry import ToolRegistry
 from ..tool import Tool
-from .bash import BashTool
-from .sleep import SleepTool
-from .toolsearch import ToolSearchTool
-from .webfetch import WebFetchTool
+from ._bash import BashTool
+from ._sleep import SleepTool
+from ._toolsearch import ToolSearchTool
+from ._webfetch import WebFetchTool
 
 __all__ = ["BUILTIN_TOOLS", "BashTool", "SleepTool", "ToolSearchTool", "WebFetchTool", "default_registry", "builtin_tools"]
 

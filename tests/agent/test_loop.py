@@ -10,7 +10,7 @@ import pytest
 
 import nbtoolsched as nts
 from nbtoolsched.agent import Agent, AgentResult, validate_transcript
-from nbtoolsched.agent import texts
+from nbtoolsched.agent import _texts as texts
 from nbtoolsched.models import SCRIPT_FINISHED, ScriptedModel, Turn, text, tool_use
 
 from .conftest import StopAfterHook

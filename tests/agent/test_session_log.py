@@ -17,7 +17,7 @@ import nbtoolsched as nts
 from nbtoolsched.agent import Agent, validate_transcript
 from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
 from nbtoolsched.permissions import CommandHook, Hooks
-from nbtoolsched.session_log import TranscriptWriter, read_transcript
+from nbtoolsched._session_log import TranscriptWriter, read_transcript
 
 AUDIT_HOOK = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "project" / ".claude" / "hooks" / "audit-from-transcript.sh"
 

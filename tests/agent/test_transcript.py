@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nbtoolsched.agent import InvalidTranscript, answer_dangling, transcript_problems, validate_transcript
-from nbtoolsched.messages import Message
+from nbtoolsched._messages import Message
 
 
 def use(i: str) -> dict:

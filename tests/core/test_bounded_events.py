@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbtoolsched as nts
-from nbtoolsched.events import ProgressDropped, ProgressEvent, ResultEvent
-from nbtoolsched.registry import ToolRegistry
-from nbtoolsched.scheduling.streaming import PROGRESS_BACKLOG as STREAM_PROGRESS_CAP
-from nbtoolsched.scheduling.trace import PROGRESS_KEPT, RunEvents, Trace
+from nbtoolsched._events import ProgressDropped, ProgressEvent, ResultEvent
+from nbtoolsched._registry import ToolRegistry
+from nbtoolsched.scheduling._engine import PROGRESS_BACKLOG as STREAM_PROGRESS_CAP
+from nbtoolsched.scheduling._trace import PROGRESS_KEPT, RunEvents, Trace
 
 from .conftest import block
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbtoolsched.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, parse_block
+from nbtoolsched._messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, parse_block
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=20))
 json_values = st.recursive(json_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=12)

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.registry import DuplicateToolError
+from nbtoolsched._registry import DuplicateToolError
 
 
 class Bare(nts.Tool):

@@ -12,9 +12,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 import nbtoolsched as nts
-from nbtoolsched.permissions.base import PostToolUseOutcome, PreToolUseOutcome
-from nbtoolsched.registry import ToolRegistry
-from nbtoolsched.tools.bash import BashTool
+from nbtoolsched.permissions._base import PostToolUseOutcome, PreToolUseOutcome
+from nbtoolsched._registry import ToolRegistry
+from nbtoolsched.tools._bash import BashTool
 
 
 @nts.tool(read_only=True)

@@ -2,9 +2,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import nbtoolsched as nts
-from nbtoolsched.demo import run_demo
-from nbtoolsched.events import event_to_dict
-from nbtoolsched.scheduling.timeline import render_svg_timeline, render_text_timeline
+from nbtoolsched._demo import run_demo
+from nbtoolsched._events import event_to_dict
+from nbtoolsched.scheduling._timeline import render_svg_timeline, render_text_timeline
 
 from .conftest import block
 

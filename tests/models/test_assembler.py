@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbtoolsched.messages import TextBlock, ToolUseBlock
-from nbtoolsched.models import ModelError, StreamAssembler, events as ev
+from nbtoolsched._messages import TextBlock, ToolUseBlock
+from nbtoolsched.models import ModelError, StreamAssembler, _stream_events as ev
 
 
 def _answer() -> list[dict]:

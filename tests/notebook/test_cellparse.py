@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbtoolsched.messages import ToolUseBlock
-from nbtoolsched.notebook.cellparse import CellError, IdMaker, parse_cell
+from nbtoolsched._messages import ToolUseBlock
+from nbtoolsched.notebook._cellparse import CellError, IdMaker, parse_cell
 
 TOOLS = ["Read", "Grep", "Edit", "Bash"]
 

@@ -8,7 +8,7 @@ import threading
 import time
 from types import SimpleNamespace
 
-from nbtoolsched.notebook.interrupt import InterruptGuard, is_interrupt
+from nbtoolsched.notebook._interrupt import InterruptGuard, is_interrupt
 
 
 async def test_a_signal_landing_on_another_thread_still_wakes_the_loop():

@@ -7,8 +7,8 @@ import threading
 from collections import Counter
 
 import nbtoolsched as nts
-from nbtoolsched.notebook.panel import RunPanel
-from nbtoolsched.notebook.pump import Handoff, UIPump
+from nbtoolsched.notebook._panel import RunPanel
+from nbtoolsched.notebook._pump import Handoff, UIPump
 from nbtoolsched.permissions import ApprovalBroker, Permissions
 
 from .conftest import wait_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from nbtoolsched.notebook.pump import Handoff, UIPump
+from nbtoolsched.notebook._pump import Handoff, UIPump
 
 from .conftest import wait_for
 

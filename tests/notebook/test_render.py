@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbtoolsched.messages import ToolResultBlock
-from nbtoolsched.notebook.render import (
+from nbtoolsched._messages import ToolResultBlock
+from nbtoolsched.notebook._render import (
     RowView,
     badge_html,
     counts_text,

@@ -27,7 +27,7 @@ from nbtoolsched.permissions import (
     RuleWarning,
     SettingsWarning,
 )
-from nbtoolsched.session_log import read_transcript
+from nbtoolsched._session_log import read_transcript
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from nbtoolsched.execution.pipeline import CallPipeline
-from nbtoolsched.execution.prepare import prepare_call
+from nbtoolsched.execution._pipeline import CallPipeline
+from nbtoolsched.execution._prepare import prepare_call
 from nbtoolsched.permissions import ApprovalBroker, CommandHook, Hooks, Permissions
-from nbtoolsched.registry import ToolRegistry
+from nbtoolsched._registry import ToolRegistry
 from nbtoolsched.tool import ToolContext
 
 from .fakes import FakeBash

@@ -17,9 +17,9 @@ from nbtoolsched.permissions import (
     parse_rule,
     unescape_rule_content,
 )
-from nbtoolsched.permissions.matching import shell_rule_matches
-from nbtoolsched.permissions.paths import compile_path_pattern
-from nbtoolsched.permissions.shell_rules import compile_shell_pattern
+from nbtoolsched.permissions._matching import shell_rule_matches
+from nbtoolsched.permissions._paths import compile_path_pattern
+from nbtoolsched.permissions._shell_rules import compile_shell_pattern
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from nbtoolsched.shell import analyze
-from nbtoolsched.shell.allowlists import GIT_READONLY
-from nbtoolsched.tools.bash import command_env, private_git_index
+from nbtoolsched.shell._allowlists import GIT_READONLY
+from nbtoolsched.tools._bash import command_env, private_git_index
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 # Words that a positional-taking git command would turn into a ref, a path or a revision.

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbtoolsched.shell import analyze, parse_command
-from nbtoolsched.shell.heredoc import HeredocError, body_expansions, read_body, read_delimiter
+from nbtoolsched.shell._heredoc import HeredocError, body_expansions, read_body, read_delimiter
 
 from .test_properties import _bash_runs, needs_bash
 
@@ -58,7 +58,7 @@ def test_disagreeing_with_tree_sitter_is_a_parse_error(command: str) -> None:
 
 
 def test_every_unquoted_heredoc_operator_must_be_a_node() -> None:
-    from nbtoolsched.shell.parse import _every_operator_is_known
+    from nbtoolsched.shell._parse import _every_operator_is_known
 
     with pytest.raises(HeredocError):
         _every_operator_is_known("[ x <<ls ]", [])

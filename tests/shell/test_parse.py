@@ -240,7 +240,7 @@ def test_code_points_that_crash_tree_sitter_bash_are_harmless() -> None:
 
     root = Path(__file__).resolve().parents[2]
     script = (
-        "from nbtoolsched.shell.parse import _parse\n"
+        "from nbtoolsched.shell._parse import _parse\n"
         "for cp in (0xEFFFF, 0xFFFFF, 0x100000, 0x10F18A, 0x10FFFF):\n"
         "    for _ in range(200):\n"
         "        _parse('{' + chr(cp)); _parse('{{' + chr(cp) + ' x')\n"

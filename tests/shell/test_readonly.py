@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from nbtoolsched.shell import ReadOnlyVerdict, analyze, is_benign_exit, is_read_only
-from nbtoolsched.shell.sed import sed_problem
+from nbtoolsched.shell._sed import sed_problem
 
 
 @pytest.mark.parametrize(("command", "reason"), [

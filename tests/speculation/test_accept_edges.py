@@ -13,7 +13,7 @@ import pytest
 
 import nbtoolsched as nts
 from nbtoolsched.speculation import OverlayConflict, speculate
-from nbtoolsched.speculation import safefs
+from nbtoolsched.speculation import _safefs as safefs
 from nbtoolsched.tools import default_registry
 
 from .conftest import loop, text, tree_hash, use

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import nbtoolsched as nts
 from nbtoolsched.speculation import OverlayConflict, speculate
-from nbtoolsched.speculation import overlay as overlay_module
+from nbtoolsched.speculation import _overlay as overlay_module
 
 from .conftest import loop, make_registry, text, tree_hash, use
 

@@ -20,14 +20,14 @@ from hypothesis import strategies as st
 
 import nbtoolsched as nts
 from nbtoolsched.permissions import ApprovalAnswer, ApprovalBroker, ApprovalRequest, PermissionRequest
-from nbtoolsched.registry import ToolRegistry
+from nbtoolsched._registry import ToolRegistry
 from nbtoolsched.speculation import Overlay, SpeculationGate
 from nbtoolsched.tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
-from nbtoolsched.tools import bash as bash_module
-from nbtoolsched.tools import bash_processes
-from nbtoolsched.tools.bash import BashInput, BashResult, BashTool, command_env, to_output
-from nbtoolsched.tools.bash_output import ProgressThrottle, StreamCapture
-from nbtoolsched.tools.sleep import SleepTool
+from nbtoolsched.tools import _bash as bash_module
+from nbtoolsched.tools import _bash_processes as bash_processes
+from nbtoolsched.tools._bash import BashInput, BashResult, BashTool, command_env, to_output
+from nbtoolsched.tools._bash_output import ProgressThrottle, StreamCapture
+from nbtoolsched.tools._sleep import SleepTool
 
 REAP_PATIENCE = 15.0  # orphans are reaped by init, which may take a moment on a busy machine
 
@@ -554,7 +554,7 @@ async def test_cancel_while_the_shell_is_starting_still_kills_the_group(tmp_path
     import subprocess
     import time as _time
 
-    from nbtoolsched.tools.bash import run_command
+    from nbtoolsched.tools._bash import run_command
 
     marker = "117.4321"
     task = asyncio.ensure_future(run_command(f"sleep {marker} & sleep {marker}", cwd=str(tmp_path), timeout=60))

@@ -8,9 +8,9 @@ import time
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.registry import ToolRegistry
+from nbtoolsched._registry import ToolRegistry
 from nbtoolsched.tool import INTERRUPT, AbortSignal
-from nbtoolsched.tools.sleep import SleepTool
+from nbtoolsched.tools._sleep import SleepTool
 
 
 def sleep_use(seconds: float, id: str = "s") -> dict:

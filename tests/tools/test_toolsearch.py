@@ -11,11 +11,11 @@ from pydantic import BaseModel
 
 import nbtoolsched as nts
 from nbtoolsched.execution import discovered_tools
-from nbtoolsched.messages import TextBlock, ToolReferenceBlock
-from nbtoolsched.registry import ToolRegistry
+from nbtoolsched._messages import TextBlock, ToolReferenceBlock
+from nbtoolsched._registry import ToolRegistry
 from nbtoolsched.tool import Tool
-from nbtoolsched.tools.bash import BashTool
-from nbtoolsched.tools.toolsearch import ToolSearchTool, name_parts, search_tools
+from nbtoolsched.tools._bash import BashTool
+from nbtoolsched.tools._toolsearch import ToolSearchTool, name_parts, search_tools
 
 
 class _Input(BaseModel):

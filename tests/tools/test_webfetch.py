@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nbtoolsched as nts
-from nbtoolsched.registry import ToolRegistry
-from nbtoolsched.tools.webfetch import DomainRules, WebFetchTool, html_to_text
+from nbtoolsched._registry import ToolRegistry
+from nbtoolsched.tools._webfetch import DomainRules, WebFetchTool, html_to_text
 
 PAGE = b"""<!doctype html><html><head><title>Test page</title>
 <style>body { color: red }</style><script>var secret = "do not show";</script></head>

@@ -6,12 +6,12 @@ Glob and Grep use ripgrep when its binary is found and a pure-Python engine that
 the same results otherwise (``GrepTool(engine="python")`` forces it).
 """
 
-from .edit import EditInput, EditTool
-from .glob import GlobInput, GlobTool
-from .grep import GrepInput, GrepTool
-from .notebook_edit import NotebookEditInput, NotebookEditTool
-from .read import ReadInput, ReadTool
-from .write import WriteInput, WriteTool
+from ._edit import EditInput, EditTool
+from ._glob import GlobInput, GlobTool
+from ._grep import GrepInput, GrepTool
+from ._notebook_edit import NotebookEditInput, NotebookEditTool
+from ._read import ReadInput, ReadTool
+from ._write import WriteInput, WriteTool
 
 FILE_TOOLS = [ReadTool, WriteTool, EditTool, GlobTool, GrepTool, NotebookEditTool]
 

@@ -7,7 +7,7 @@ import os
 import nbformat
 
 from nbtoolsched.tools.files import ReadTool
-from nbtoolsched.tools.files.read import MAX_FILE_BYTES, MAX_LINE_CHARS
+from nbtoolsched.tools.files._read import MAX_FILE_BYTES, MAX_LINE_CHARS
 
 
 async def test_numbers_lines_like_cat_n_and_records_a_full_read(files):

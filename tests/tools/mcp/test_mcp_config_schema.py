@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from nbtoolsched.messages import ImageBlock, TextBlock
+from nbtoolsched._messages import ImageBlock, TextBlock
 from nbtoolsched.tools.mcp import McpConfigError, arguments_of, content_blocks, mcp_tool_name, model_from_schema, parse_mcp_config
 
 # -- configuration ----------------------------------------------------------------------------

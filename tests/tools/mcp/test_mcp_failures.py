@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 
 import nbtoolsched as nts
-from nbtoolsched.registry import ToolRegistry
+from nbtoolsched._registry import ToolRegistry
 from nbtoolsched.tools.mcp import McpManager, connect_mcp_servers
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.asyncio(loop_scope="module")]

@@ -1,0 +1,491 @@
+"""The built-in part of a tool's own permission check, by kind of tool.
+
+Shell tools, file tools and WebFetch get the checks Claude Code builds into its Bash,
+Read/Edit and WebFetch tools: content rules, path constraints, safety checks and the
+read-only auto-allow. A tool's own ``check_permissions`` runs beside these (the engine
+combines them), so a tool written by someone else is still held to the rules.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..shell import parse_command
+from ..tool import Decision, DecisionReason, Tool
+from ._matching import (
+    content_rule_matches,
+    domain_rule_matches,
+    host_of,
+    path_rule_matches,
+    path_rule_may_match_within,
+    shell_pattern,
+    shell_rule_matches,
+)
+from ._modes import ACCEPT_EDITS_COMMANDS
+from ._paths import inside_working_dirs, paths_for_check, safety_concern
+from ._rules import PermissionRule, RuleSet
+from ._shell_reads import read_targets
+from ._shell_rules import allow_candidates, deny_candidates, first_word, shell_words, suggest_shell_rule
+
+__all__ = ["CallFacts", "tool_kind", "builtin_check", "is_immune_ask", "shell_field", "read_protection"]
+
+Splitter = Callable[[str], "list[str] | None"]
+MAX_SUBCOMMANDS = 50
+_READ_COMMANDS = frozenset(
+    "cd ls find cat head tail sort uniq wc cut paste column file stat diff strings hexdump od base64 nl "
+    "sha256sum sha1sum md5sum grep rg".split()
+)
+_CREATE_COMMANDS = frozenset({"mkdir", "touch"})
+_WRITE_COMMANDS = frozenset({"rm", "rmdir", "mv", "cp", "sed"})
+_PATTERN_FIRST = frozenset({"grep", "rg", "sed"})  # the first operand is a pattern/script, not a path
+
+
+@dataclass
+class CallFacts:
+    """Everything a check needs about one call, gathered once."""
+
+    tool: Tool
+    input: dict[str, Any]
+    parsed: Any
+    cwd: str
+    mode: str
+    rules: RuleSet
+    working_dirs: list[str]
+    home: str
+    split: Splitter
+    notes: list[str] = field(default_factory=list)  # why, step by step, for explain()
+
+    @property
+    def names(self) -> set[str]:
+        return {self.tool.name, *self.tool.aliases}
+
+
+def shell_field(tool: Tool) -> str | None:
+    field_name = getattr(tool, "shell_command_field", None)
+    if field_name:
+        return str(field_name)
+    return "command" if tool.name == "Bash" else None
+
+
+def tool_kind(tool: Tool) -> str:
+    if shell_field(tool):
+        return "shell"
+    if tool.file_access in ("read", "edit"):
+        return "file"
+    if tool.name == "WebFetch":
+        return "web"
+    return "generic"
+
+
+def is_immune_ask(decision: Decision) -> bool:
+    """A content ask rule or a safety check: prompts even in bypass mode or after a hook allow."""
+    return decision.behavior == "ask" and decision.reason is not None and decision.reason.kind in ("rule", "safety_check")
+
+
+def _rule_reason(rule: PermissionRule, detail: str) -> DecisionReason:
+    return DecisionReason("rule", detail, rule=rule.text, source=rule.origin or rule.source)
+
+
+def _decide(rule: PermissionRule, subject: str) -> Decision:
+    where = rule.origin or rule.source
+    if rule.behavior == "deny":
+        return Decision.deny(
+            f"Permission denied: {subject} is blocked by the rule {rule.text} ({where}).", _rule_reason(rule, "deny rule")
+        )
+    if rule.behavior == "ask":
+        return Decision.ask(
+            f"The rule {rule.text} ({where}) asks for approval before {subject}.", _rule_reason(rule, "ask rule")
+        )
+    return Decision.allow(None, _rule_reason(rule, "allow rule"))
+
+
+def builtin_check(facts: CallFacts) -> Decision:
+    kind = tool_kind(facts.tool)
+    if kind == "shell":
+        return _shell_check(facts)
+    if kind == "file":
+        return _file_check(facts)
+    if kind == "web":
+        return _web_check(facts)
+    return _generic_check(facts)
+
+
+# -- files ---------------------------------------------------------------------------------
+def _file_path(facts: CallFacts) -> str | None:
+    try:
+        path = facts.tool.get_path(facts.parsed)
+    except Exception:
+        path = None
+    if path is None:
+        for key in ("file_path", "notebook_path", "path"):
+            if isinstance(facts.input.get(key), str):
+                return str(facts.input[key])
+    return path
+
+
+def _path_rules(facts: CallFacts, behavior: str, family: str) -> list[PermissionRule]:
+    """Read(...) or Edit(...) rules, plus rules naming the tool itself when it is of that family."""
+    own = facts.names if (facts.tool.file_access or "").capitalize() == family else set()
+    return facts.rules.content_rules(behavior, {family, *own})  # type: ignore[arg-type]
+
+
+def _first_path_rule(facts: CallFacts, behavior: str, family: str, paths: list[str]) -> PermissionRule | None:
+    return next((r for r in _path_rules(facts, behavior, family) if path_rule_matches(r, paths, facts.cwd, facts.home)), None)
+
+
+def _file_check(facts: CallFacts) -> Decision:
+    raw = _file_path(facts)
+    if raw is None and facts.tool.file_access == "edit":
+        return Decision.passthrough("the tool named no file to edit")
+    paths = paths_for_check(raw or facts.cwd, facts.cwd)
+    if facts.tool.file_access == "edit":
+        return _edit_check(facts, paths)
+    return _read_check(facts, paths)
+
+
+def _read_check(facts: CallFacts, paths: list[str]) -> Decision:
+    subject = f"reading {paths[0]}"
+    for behavior in ("deny", "ask"):
+        rule = _first_path_rule(facts, behavior, "Read", paths)
+        if rule is not None:
+            return _decide(rule, subject)
+    if _edit_check(facts, paths).behavior == "allow":
+        return Decision.allow(None, DecisionReason("tool", "the file may be edited, so it may be read"))
+    if inside_working_dirs(paths, facts.working_dirs):
+        return Decision.allow(None, DecisionReason("tool", "the path is inside the working directories"))
+    rule = _first_path_rule(facts, "allow", "Read", paths)
+    if rule is not None:
+        return _decide(rule, subject)
+    return Decision.ask(f"{paths[0]} is outside the working directories.", DecisionReason("tool", "outside working directories"))
+
+
+def read_protection(rules: RuleSet, tool: Tool, target: str, cwd: str, home: str) -> Callable[[str], bool] | None:
+    """Which paths a search of ``target`` found must be left out of what it shows.
+
+    A Grep or Glob over a folder reads every file in it, so a file a Read deny or ask rule
+    protects would show without the permission step ever seeing its path. Rules that
+    match ``target`` itself are not used: the permission step judged those (a deny
+    stopped the call, an ask was answered). None when no rule protects anything.
+    Files under ask rules are left out too (nobody was asked about them): stricter than
+    a filter on deny rules alone, which is all the reference suggests for Claude Code.
+    """
+    names = {"Read", tool.name, *tool.aliases} if tool.file_access == "read" else {"Read"}
+    judged = paths_for_check(target, cwd)
+    protected = [
+        r for b in ("deny", "ask") for r in rules.content_rules(b, names)  # type: ignore[arg-type]
+        if not path_rule_matches(r, judged, cwd, home)
+    ]
+    if not protected:
+        return None
+
+    def hidden(path: str) -> bool:
+        forms = paths_for_check(path, cwd)
+        return any(path_rule_matches(r, forms, cwd, home) for r in protected)
+
+    return hidden
+
+
+def _edit_check(facts: CallFacts, paths: list[str]) -> Decision:
+    subject = f"editing {paths[0]}"
+    rule = _first_path_rule(facts, "deny", "Edit", paths)
+    if rule is not None:
+        return _decide(rule, subject)
+    concern = safety_concern(paths)
+    if concern:
+        session_rule = next(
+            (r for r in _path_rules(facts, "allow", "Edit") if r.source == "session" and path_rule_matches(r, paths, facts.cwd, facts.home)),
+            None,
+        )
+        if session_rule is not None and ".claude" in paths[-1].split(os.sep):
+            return _decide(session_rule, subject)
+        return Decision.ask(f"Editing needs approval: {concern}.", DecisionReason("safety_check", concern))
+    rule = _first_path_rule(facts, "ask", "Edit", paths)
+    if rule is not None:
+        return _decide(rule, subject)
+    if facts.mode == "acceptEdits" and inside_working_dirs(paths, facts.working_dirs):
+        return Decision.allow(None, DecisionReason("mode", "acceptEdits allows edits inside the working directories"))
+    rule = _first_path_rule(facts, "allow", "Edit", paths)
+    if rule is not None:
+        return _decide(rule, subject)
+    return Decision.passthrough(f"{facts.tool.name} wants to edit {paths[0]}.")
+
+
+# -- web -------------------------------------------------------------------------------------
+def _web_check(facts: CallFacts) -> Decision:
+    url = facts.input.get("url")
+    host = host_of(url) if isinstance(url, str) else None
+    for behavior in ("deny", "ask", "allow"):
+        rule = next((r for r in facts.rules.content_rules(behavior, facts.names) if domain_rule_matches(r, host)), None)  # type: ignore[arg-type]
+        if rule is not None:
+            return _decide(rule, f"fetching from {host}")
+    return Decision.passthrough(f"{facts.tool.name} wants to fetch from {host or url!r}.")
+
+
+def _generic_check(facts: CallFacts) -> Decision:
+    """Tools may expose ``permission_content(parsed) -> str`` for their own content rules."""
+    getter = getattr(facts.tool, "permission_content", None)
+    content = getter(facts.parsed) if callable(getter) else None
+    if isinstance(content, str):
+        for behavior in ("deny", "ask", "allow"):
+            rule = next((r for r in facts.rules.content_rules(behavior, facts.names) if content_rule_matches(r, content)), None)  # type: ignore[arg-type]
+            if rule is not None:
+                return _decide(rule, f"{facts.tool.name}({content})")
+    return Decision.passthrough()
+
+
+# -- shell -----------------------------------------------------------------------------------
+def _shell_check(facts: CallFacts) -> Decision:
+    field_name = shell_field(facts.tool) or "command"
+    command = str(facts.input.get(field_name) or "").strip()
+    rules = {b: facts.rules.content_rules(b, facts.names) for b in ("deny", "ask", "allow")}  # type: ignore[arg-type]
+    whole_deny = deny_candidates(command)
+    for behavior in ("deny", "ask"):  # exact rules on the whole, unsplit command first
+        for rule in rules[behavior]:
+            if shell_pattern(rule.value.content).kind == "exact" and shell_rule_matches(rule, whole_deny):
+                return _decide(rule, f"running `{command}`")
+    exact_allow = next(
+        (r for r in rules["allow"] if shell_pattern(r.value.content).kind == "exact" and shell_rule_matches(r, allow_candidates(command))), None
+    )
+    subs = facts.split(command)
+    if subs is None:
+        for behavior in ("deny", "ask"):
+            rule = next((r for r in rules[behavior] if shell_rule_matches(r, whole_deny)), None)
+            if rule is not None:
+                return _decide(rule, f"running `{command}`")
+        if exact_allow is not None:
+            return _decide(exact_allow, command)
+        return Decision.ask(
+            "The command could not be split into simple commands safely, so it needs approval.",
+            DecisionReason("other", "unparsable shell command"),
+        )
+    subs = [s.strip() for s in subs if s.strip()] or [command]
+    structural = _structure_check(subs)
+    bases = _relative_bases(facts, subs)
+    redirect = _redirect_check(facts, command, bases)
+    if redirect is not None and redirect.behavior == "deny":
+        return redirect
+    results = [_subcommand_check(facts, sub, rules, field_name, bases) for sub in subs]
+    denied = next((r for r in results if r.behavior == "deny"), None)
+    if denied is not None:
+        return denied
+    immune = next((r for r in results if is_immune_ask(r)), None)
+    if immune is not None:
+        return immune
+    if structural is not None:
+        return structural
+    if redirect is not None:
+        return redirect
+    if exact_allow is not None:
+        return _decide(exact_allow, command)
+    pending = [(s, r) for s, r in zip(subs, results) if r.behavior != "allow"]
+    if not pending:
+        if len(results) == 1:
+            return results[0]
+        why = "; ".join(f"`{s}`: {r.reason.describe() if r.reason else 'allowed'}" for s, r in zip(subs, results))
+        return Decision.allow(None, DecisionReason(results[0].reason.kind if results[0].reason else "tool", f"every part is allowed ({why})"))
+    if len(pending) == 1 and pending[0][1].behavior == "ask":
+        return pending[0][1]
+    suggestions = tuple(dict.fromkeys(s for s in (suggest_shell_rule(sub, facts.tool.name) for sub, _ in pending) if s))[:5]
+    parts = ", ".join(f"`{sub}`" for sub, _ in pending)
+    return Decision("passthrough", message=f"No rule allows {parts}.", suggestions=suggestions)
+
+
+def _structure_check(subs: list[str]) -> Decision | None:
+    heads = [first_word(deny_candidates(s)[-1]) for s in subs]
+    if len(subs) > MAX_SUBCOMMANDS:
+        return Decision.ask(f"The command has {len(subs)} parts (more than {MAX_SUBCOMMANDS}).", DecisionReason("other", "too many subcommands"))
+    if heads.count("cd") > 1:
+        return Decision.ask("The command changes directory more than once.", DecisionReason("other", "several cd"))
+    if "cd" in heads and "git" in heads:
+        return Decision.ask(
+            "A command that combines cd and git needs approval (it could run git in an unexpected repository).",
+            DecisionReason("other", "cd with git"),
+        )
+    return None
+
+
+def _subcommand_check(
+    facts: CallFacts, sub: str, rules: dict[str, list[PermissionRule]], field_name: str, bases: list[str] | None
+) -> Decision:
+    denyish = deny_candidates(sub)
+    for behavior in ("deny", "ask"):
+        rule = next((r for r in rules[behavior] if shell_rule_matches(r, denyish)), None)
+        if rule is not None:
+            return _decide(rule, f"running `{sub}`")
+    constraint = _path_constraints(facts, denyish[-1]) or _read_exposure(facts, denyish[-1], bases)
+    if constraint is not None:
+        return constraint
+    rule = next((r for r in rules["allow"] if shell_rule_matches(r, allow_candidates(sub), is_compound=lambda c: _compound(facts, c))), None)
+    if rule is not None:
+        return _decide(rule, sub)
+    if facts.mode == "acceptEdits" and first_word(denyish[-1]) in ACCEPT_EDITS_COMMANDS:
+        return Decision.allow(None, DecisionReason("mode", f"acceptEdits allows `{first_word(denyish[-1])}` inside the working directories"))
+    if _read_only(facts, sub, field_name):
+        return Decision.allow(None, DecisionReason("tool", "read-only command"))
+    return Decision.passthrough(f"No rule allows `{sub}`.")
+
+
+_OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
+_SAFE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+
+
+def _redirect_check(facts: CallFacts, command: str, bases: list[str] | None) -> Decision | None:
+    """Redirect targets are paths too (the splitter drops them from subcommands).
+
+    An output redirection writes a file, so it needs what an Edit of that file needs (an
+    Edit allow rule, or acceptEdits mode inside the working dirs) whatever allow rule or
+    read-only verdict covers the command: ``git status > README.md`` empties README.md.
+    An input redirection needs what a Read needs. A relative target is judged from every
+    folder a ``cd`` in the command may have moved to (``bases``; None: unknown, so ask).
+    Returns the first target's deny or ask, or None when every target may be used."""
+    parsed = parse_command(command)
+    for cmd in parsed.commands:
+        for redirect in cmd.redirects:
+            if redirect.is_heredoc or redirect.op in ("<<<",) or redirect.target is None:
+                continue
+            target = redirect.target
+            if redirect.op in (">&", "<&") and target.value.isdigit() or target.value == "-":
+                continue  # a file-descriptor copy such as 2>&1
+            output = redirect.op in _OUTPUT_OPS
+            if output and target.value in _SAFE_TARGETS:
+                continue
+            if not target.is_static:
+                return Decision.ask(f"The redirection {redirect.text!r} uses a path the shell computes.", DecisionReason("other", "dynamic redirect"))
+            if bases is None and not os.path.isabs(os.path.expanduser(target.value)):
+                return Decision.ask(
+                    f"The redirection {redirect.text!r} follows a `cd` the shell decides.", DecisionReason("other", "redirect after a dynamic cd")
+                )
+            verdict, paths = _redirect_verdict(facts, target.value, output, bases or [facts.cwd])
+            if verdict is None:
+                continue
+            if verdict.behavior == "deny" or is_immune_ask(verdict):
+                return verdict
+            if output:
+                return Decision.ask(
+                    f"The redirection {redirect.text!r} writes to {paths[0]}, which needs Edit permission "
+                    "(an Edit allow rule, or acceptEdits mode inside the working directories).",
+                    DecisionReason("tool", "output redirect without edit permission"),
+                )
+            return Decision.ask(
+                f"The redirection {redirect.text!r} reads {paths[0]}, which is outside the working directories.",
+                DecisionReason("tool", "redirect outside working directories"),
+            )
+    return None
+
+
+def _redirect_verdict(facts: CallFacts, target: str, output: bool, bases: list[str]) -> tuple[Decision | None, list[str]]:
+    """The first verdict short of allow for the target seen from any base (None: allowed)."""
+    paths: list[str] = []
+    for base in bases:
+        paths = paths_for_check(target, base)
+        verdict = _edit_check(facts, paths) if output else _read_check(facts, paths)
+        if verdict.behavior != "allow":
+            return verdict, paths
+    return None, paths
+
+
+def _relative_bases(facts: CallFacts, subs: list[str]) -> list[str] | None:
+    """The folders relative paths of the command line may be relative to: cwd, and where
+    a ``cd`` moves (None when the shell decides that, as for ``cd -`` or ``cd $X``)."""
+    bases = [facts.cwd]
+    for sub in subs:
+        words = shell_words(deny_candidates(sub)[-1])
+        if not words or words[0] != "cd":
+            continue
+        target = next((w for w in words[1:] if w != "--"), "~")
+        if target == "-" or any(ch in target for ch in "$`*?[{"):
+            return None
+        bases.append(paths_for_check(target, facts.cwd)[0])
+    return bases
+
+
+def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decision | None:
+    """A command that may read a path a Read deny or ask rule protects is not auto-allowed.
+
+    Covers what the command names (``sed -n p .env``, ``git show HEAD:.env``), folders it
+    may descend into (``grep -r x .``, ``find``, ``rg`` with no path), globs (``cat .e*``)
+    and file lists it reads from its input (``xargs cat``). Stricter than Claude Code,
+    which checks only the paths a few commands name and so lets those print a denied file.
+    """
+    protected = _path_rules(facts, "deny", "Read") + _path_rules(facts, "ask", "Read")
+    if not protected:
+        return None
+    reason = DecisionReason("tool", "may read a path a Read rule protects")
+    if bases is None:
+        return Decision.ask(f"`{sub}` runs in a folder the shell decides, so it may read a path {protected[0].text} protects.", reason)
+    targets = read_targets(sub, bases)
+    if targets.unknown:
+        return Decision.ask(f"`{sub}` {targets.unknown}, so it may read a path the rule {protected[0].text} protects.", reason)
+    for raw, test, what in (
+        *((raw, path_rule_matches, "may read") for raw in targets.files),
+        *((raw, path_rule_may_match_within, "may read files under") for raw in targets.trees),
+    ):
+        for base in bases:
+            paths = paths_for_check(raw, base)
+            rule = next((r for r in protected if test(r, paths, facts.cwd, facts.home)), None)
+            if rule is not None:
+                whose = "which" if test is path_rule_matches else "where"
+                return Decision.ask(f"`{sub}` {what} {paths[0]}, {whose} the rule {rule.text} ({rule.origin or rule.source}) protects reads.", reason)
+    return None
+
+
+def _compound(facts: CallFacts, candidate: str) -> bool:
+    parts = facts.split(candidate)
+    return parts is None or len(parts) != 1
+
+
+def _read_only(facts: CallFacts, sub: str, field_name: str) -> bool:
+    parsed = facts.parsed
+    try:
+        if hasattr(parsed, "model_copy"):
+            parsed = parsed.model_copy(update={field_name: sub})
+        elif isinstance(parsed, dict):
+            parsed = {**parsed, field_name: sub}
+        return bool(facts.tool.is_read_only_in(parsed, facts.cwd))
+    except Exception:
+        return False  # a check that cannot say fails closed
+
+
+def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
+    """File arguments of well-known commands must stay inside the working dirs (or be allowed)."""
+    try:
+        words = shlex.split(sub)
+    except ValueError:
+        return Decision.ask(f"Could not read the arguments of `{sub}`.", DecisionReason("other", "unparsable arguments"))
+    if not words:
+        return None
+    head, args = os.path.basename(words[0]), words[1:]
+    if head in _READ_COMMANDS:
+        family = "Read"
+    elif head in _CREATE_COMMANDS or head in _WRITE_COMMANDS:
+        family = "Edit"
+    else:
+        return None
+    if head in ("mv", "cp") and any(a.startswith("-") for a in args):
+        return Decision.ask(f"`{head}` with flags needs approval so its paths can be checked.", DecisionReason("other", f"{head} with flags"))
+    operands = [a for a in args if not a.startswith("-")]
+    if head in _PATTERN_FIRST and operands and not any(a in ("-e", "-f") or a.startswith("--regexp") for a in args):
+        operands = operands[1:]
+    if head == "find":
+        operands = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))]]
+    if not operands and head in ("cd", "ls", "find", "grep", "rg"):
+        operands = ["~" if head == "cd" else "."]
+    for operand in operands:
+        if any(ch in operand for ch in "$`"):
+            return Decision.ask(f"`{sub}` uses a path that depends on the shell's expansion.", DecisionReason("other", "unverifiable path"))
+        base = operand.split("*")[0].split("?")[0].split("[")[0] or "."
+        paths = paths_for_check(base, facts.cwd)
+        rule = _first_path_rule(facts, "deny", family, paths)
+        if rule is not None:
+            return _decide(rule, f"`{sub}` touching {paths[0]}")
+        if not inside_working_dirs(paths, facts.working_dirs) and _first_path_rule(facts, "allow", family, paths) is None:
+            verb = "reads" if family == "Read" else "changes"
+            return Decision.ask(
+                f"`{sub}` {verb} {paths[0]}, which is outside the working directories.",
+                DecisionReason("tool", "path outside working directories"),
+            )
+    return None
+

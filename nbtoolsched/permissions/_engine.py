@@ -1,0 +1,571 @@
+"""``Permissions``: the PermissionGate, deciding in Claude Code's order.
+
+Order (reference §4.4 and §3.3 step 7):
+  hook deny → tool-wide deny → the tool's own check (its deny; then, in plan mode, any
+  call that is not read-only is denied) → tool-wide ask → own ask that must prompt
+  (content ask rule, safety check, a tool needing a person) → hook ask / hook allow →
+  bypassPermissions → tool-wide allow → own allow → ask.
+An ``ask`` from the rules is then settled by the mode: dontAsk denies it, auto lets the
+classifier decide (until it has refused too often), otherwise a person is asked. A
+PreToolUse hook's ``ask`` goes to the person in every mode, as in Claude Code (its
+dontAsk and auto mode convert only the rule engine's asks). Before a person is asked,
+PermissionRequest hooks may answer instead; after the classifier refuses a call,
+PermissionDenied hooks run.
+Deliberately stricter than Claude Code in two places: a hook's ``ask`` does not skip
+deny rules, and plan mode denies (rather than asks for) calls that are not read-only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from ..tool import AbortError, Decision, DecisionReason, Tool, ToolContext
+from ._approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
+from ._base import ApprovalDeferred, HookEvent, PermissionRequest
+from ._checks import CallFacts, builtin_check, is_immune_ask, read_protection, shell_field, tool_kind
+from ._classifier import Classifier, ClassifierRequest, DenialTracker, PatternClassifier
+from ._errors import PermissionConfigError
+from ._hooks import Hooks
+from ._modes import AUTO_SAFE_TOOLS, MODE_TITLES, Mode, check_mode
+from ._problems import LoadProblem
+from ._rules import Behavior, PermissionRule, RuleSet, escape_rule_content, make_rule, parse_rule, rules_from
+from ._settings import load_settings
+from ._shell_rules import suggest_shell_rule
+
+__all__ = ["Permissions", "Explanation", "default_splitter"]
+
+RuleSpec = str | Mapping[str, Any] | PermissionRule
+
+
+def default_splitter(command: str) -> list[str] | None:
+    """The shell package's splitter; None (so: ask) when it is missing or cannot split."""
+    try:
+        from ..shell import subcommand_strings
+    except ImportError:
+        return None
+    try:
+        return subcommand_strings(command)
+    except Exception:  # noqa: BLE001 - a parser failure means "cannot tell": fail closed
+        return None
+
+
+@dataclass
+class Explanation:
+    """Which rule, hook, mode or check settled a call, and the steps that led there."""
+
+    tool_name: str
+    behavior: str  # allow | deny | ask
+    decision: Decision
+    steps: list[str] = field(default_factory=list)
+
+    @property
+    def decided_by(self) -> str:
+        return self.decision.reason.kind if self.decision.reason else "default"
+
+    @property
+    def rule(self) -> str | None:
+        return self.decision.reason.rule if self.decision.reason else None
+
+    @property
+    def source(self) -> str | None:
+        return self.decision.reason.source if self.decision.reason else None
+
+    @property
+    def message(self) -> str | None:
+        return self.decision.message
+
+    def __str__(self) -> str:
+        head = f"{self.tool_name}: {self.behavior} (decided by {self.decision.reason.describe() if self.decision.reason else 'default'})"
+        lines = [head] + [f"  - {step}" for step in self.steps]
+        if self.decision.message:
+            lines.append(f"  message: {self.decision.message}")
+        return "\n".join(lines)
+
+
+class _NamedTool(Tool):
+    """Stands in for a tool that explain() only knows by name (Bash, Read, Edit...)."""
+
+    _READ = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LS"})
+    _EDIT = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # type: ignore[misc]
+        self.is_mcp = name.startswith("mcp__")  # type: ignore[misc]
+        self.file_access = "read" if name in self._READ else "edit" if name in self._EDIT else None  # type: ignore[misc]
+
+    def is_read_only(self, input: Any) -> bool:
+        return self.file_access == "read"
+
+    def get_path(self, input: Any) -> str | None:
+        data = input if isinstance(input, dict) else {}
+        return next((data[k] for k in ("file_path", "notebook_path", "path") if isinstance(data.get(k), str)), None)
+
+
+class Permissions:
+    """Rules, mode, hooks config, classifier and approver: one PermissionGate."""
+
+    def __init__(
+        self,
+        mode: str = "default",
+        allow: Iterable[RuleSpec] = (),
+        deny: Iterable[RuleSpec] = (),
+        ask: Iterable[RuleSpec] = (),
+        *,
+        additional_dirs: Iterable[str | os.PathLike[str]] = (),
+        approver: Approver | None = None,
+        classifier: Classifier | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        hooks: Hooks | None = None,
+        rules: Iterable[PermissionRule] = (),
+        home: str | None = None,
+        split_command: Callable[[str], list[str] | None] | None = None,
+        tools: Iterable[Tool] = (),
+    ) -> None:
+        self._mode: Mode = check_mode(mode)
+        self.cwd = str(Path(cwd or os.getcwd()).resolve())
+        self.rules = RuleSet()
+        for rule in rules:
+            self.rules.add(rule)
+        for behavior, specs in (("allow", allow), ("deny", deny), ("ask", ask)):
+            for rule in rules_from(specs, behavior, source="python", root=self.cwd):  # type: ignore[arg-type]
+                self.rules.add(rule)
+        self.additional_dirs = [os.path.normpath(os.path.join(self.cwd, os.path.expanduser(str(d)))) for d in additional_dirs]
+        self.approver: Approver = approver if approver is not None else ApprovalBroker(policy=None if os.environ.get("NBTOOLSCHED_APPROVAL") else "deny")
+        self.classifier: Classifier = classifier if classifier is not None else PatternClassifier()
+        self.denials = DenialTracker()
+        self.hooks = hooks
+        self.home = home or os.path.expanduser("~")
+        self.split_command = split_command or default_splitter
+        self.tools = {t.name: t for t in tools}
+        self.settings_files: list[Path] = []  # filled by from_settings
+        self.load_warnings: list[LoadProblem] = []  # what the settings files hold with a caveat
+
+    @classmethod
+    def from_settings(
+        cls,
+        cwd: str | os.PathLike[str],
+        user_dir: str | os.PathLike[str] | None = None,
+        *,
+        mode: str | None = None,
+        check_hooks: bool = True,
+        strict_hooks: bool = False,
+        **options: Any,
+    ) -> "Permissions":
+        """Read the user, project and project-local settings.json files for ``cwd``.
+
+        ``mode`` overrides the files' defaultMode; other options are the constructor's.
+        What loads with a caveat (a hook program that is not installed, a rule Claude Code
+        would drop...) is in ``load_warnings`` and issued as ``SettingsWarning``s.
+        ``strict_hooks=True`` makes any hook that fails, is missing, times out or answers
+        garbage block its call (fail closed) instead of letting it go ahead as Claude
+        Code does."""
+        loaded = load_settings(cwd, user_dir, check_hooks=check_hooks, strict_hooks=strict_hooks)
+        extra_dirs = list(options.pop("additional_dirs", ()))
+        perms = cls(
+            mode or loaded.default_mode or "default",
+            options.pop("allow", ()),
+            options.pop("deny", ()),
+            options.pop("ask", ()),
+            cwd=cwd,
+            rules=loaded.rules,
+            additional_dirs=[*loaded.additional_dirs, *extra_dirs],
+            hooks=options.pop("hooks", None) or loaded.hooks,
+            **options,
+        )
+        perms.settings_files = loaded.files
+        perms.load_warnings = loaded.warnings
+        return perms
+
+    # -- configuration ---------------------------------------------------------------------
+    @property
+    def mode(self) -> Mode:
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        self._mode = check_mode(value)
+
+    @property
+    def working_dirs(self) -> list[str]:
+        return [self.cwd, *self.additional_dirs]
+
+    def add_rule(self, rule: RuleSpec, behavior: Behavior = "allow", *, source: str = "python") -> PermissionRule:
+        made = make_rule(rule, behavior, source=source, root=self.cwd)  # type: ignore[arg-type]
+        self.rules.add(made)
+        return made
+
+    def add_session_rule(self, rule: RuleSpec, behavior: Behavior = "allow") -> PermissionRule:
+        """A rule that lasts for this Permissions object (what "allow always" saves)."""
+        return self.add_rule(rule, behavior, source="session")
+
+    def hides(self, tool: Tool) -> bool:
+        return self.rules.tool_wide("deny", tool.name, tool.aliases) is not None
+
+    def read_protection(self, tool: Tool, target: str, cwd: str | None = None) -> Callable[[str], bool] | None:
+        """For a search tool: which paths found under ``target`` it must not show (or None).
+
+        Grep and Glob call this (through ``ctx.permission_context``) so Read deny and ask
+        rules hold for the files inside a folder they search, whichever engine found them.
+        """
+        return read_protection(self.rules, tool, target, cwd or self.cwd, self.home)
+
+    # -- the gate ------------------------------------------------------------------------------
+    async def decide(self, request: PermissionRequest) -> Decision:
+        mode = check_mode(request.mode) if request.mode else self._mode  # a run may override the mode
+        explanation = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
+        decision = explanation.decision
+        if decision.behavior == "allow":
+            self.denials.record_allow()
+            return decision
+        if decision.behavior == "deny":
+            return decision
+        return await self._settle_ask(request, decision, explanation, mode)
+
+    async def _settle_ask(self, request: PermissionRequest, decision: Decision, explanation: Explanation, mode: Mode) -> Decision:
+        tool = request.tool
+        if _from_hook(decision):
+            return await self._ask_person(request, decision)  # a hook's ask is for a person, whatever the mode
+        if mode == "dontAsk":
+            return _dont_ask(tool.name, decision)
+        if mode == "auto":
+            settled = await self._auto(request, decision)
+            if settled is not None:
+                return settled
+        return await self._ask_person(request, decision)
+
+    async def _auto(self, request: PermissionRequest, decision: Decision) -> Decision | None:
+        """Settle an ask without a person, or None to fall back to asking."""
+        tool = request.tool
+        if is_immune_ask(decision) or _requires_person(tool):
+            return None
+        fast = await self._own_check(self._facts(tool, request.input, request.parsed, request.ctx, mode="acceptEdits"), request.ctx)
+        if fast.behavior == "allow":
+            self.denials.record_allow()
+            return replace(fast, reason=DecisionReason("mode", "auto mode: allowed as acceptEdits would allow it"))
+        if tool.name in AUTO_SAFE_TOOLS:
+            self.denials.record_allow()
+            return Decision.allow(None, DecisionReason("mode", f"auto mode allows {tool.name} without asking"))
+        if self.denials.exhausted:
+            return None
+        verdict = await self.classifier.classify(
+            ClassifierRequest(tool.name, request.input, request.ctx.cwd, _read_only(tool, request.parsed, request.ctx.cwd), decision.message or "")
+        )
+        if verdict.allow:
+            self.denials.record_allow()
+            return Decision.allow(None, DecisionReason("classifier", verdict.reason))
+        self.denials.record_denial()
+        message = f"Auto mode refused this {tool.name} call: {verdict.reason}. Try a safer way to reach the goal, or ask the user."
+        if await self._permission_denied(request, verdict.reason):
+            message += " The PermissionDenied hook indicated this command is now approved. You may retry it if you would like."
+        return Decision.deny(message, DecisionReason("classifier", verdict.reason))
+
+    # -- PermissionRequest / PermissionDenied hooks ---------------------------------------------
+    def _runner(self, request: PermissionRequest, method: str) -> Any:
+        runner = request.hooks if request.hooks is not None else self.hooks
+        return getattr(runner, method, None)
+
+    async def _permission_denied(self, request: PermissionRequest, reason: str) -> bool:
+        """Run PermissionDenied hooks after a classifier denial (as Claude Code does: only
+        auto mode's refusals fire it); True when one says the call may be retried."""
+        run = self._runner(request, "permission_denied")
+        if run is None:
+            return False
+        outcome = await run(HookEvent("PermissionDenied", request.tool, request.tool.name, dict(request.input),
+                                      request.tool_use_id, request.ctx, reason=reason))
+        request.notices.extend(outcome.notices)
+        return outcome.retry
+
+    async def _permission_request(self, request: PermissionRequest, suggestions: tuple[str, ...]) -> Decision | None:
+        """PermissionRequest hooks answer for the person when they allow or deny."""
+        run = self._runner(request, "permission_request")
+        if run is None:
+            return None
+        offered = [{"type": "addRules", "rules": [_rule_value(rule)], "behavior": "allow", "destination": "localSettings"}
+                   for rule in suggestions]
+        outcome = await run(HookEvent("PermissionRequest", request.tool, request.tool.name, dict(request.input),
+                                      request.tool_use_id, request.ctx, permission_suggestions=offered))
+        request.notices.extend(outcome.notices)
+        for update in outcome.updated_permissions:
+            self._apply_update(update)
+        return outcome.decision
+
+    def _apply_update(self, update: Any) -> None:
+        """A hook's ``updatedPermissions``: ``addRules`` become session rules; others are ignored."""
+        if not isinstance(update, dict) or update.get("type") != "addRules" or update.get("behavior") not in ("allow", "deny", "ask"):
+            return
+        for value in update.get("rules") or []:
+            if isinstance(value, dict) and isinstance(value.get("toolName"), str):
+                content = value.get("ruleContent")
+                text = value["toolName"] if content is None else f"{value['toolName']}({escape_rule_content(str(content))})"
+                try:
+                    self.add_session_rule(text, update["behavior"])
+                except PermissionConfigError:
+                    pass  # a rule that cannot be read is not added
+
+    async def _ask_person(self, request: PermissionRequest, decision: Decision) -> Decision:
+        tool = request.tool
+        approver: Approver = request.approver or self.approver
+        suggestions = decision.suggestions or _default_suggestions(tool, request.input)
+        hooked = await self._permission_request(request, tuple(suggestions))
+        if hooked is not None:
+            if hooked.behavior == "allow":
+                self.denials.record_allow()
+                return hooked if hooked.updated_input is not None else replace(hooked, updated_input=decision.updated_input)
+            return hooked
+        asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), decision.message or _ask_text(tool), tuple(suggestions))
+        try:
+            answer = await approver(asked)
+        except (ApprovalDeferred, asyncio.CancelledError, AbortError):
+            raise
+        except Exception as err:  # noqa: BLE001 - a broken approver rejects, and stops the turn
+            return Decision.deny(f"The approval step failed ({err}); the {tool.name} call was not run.", DecisionReason("user", "approver error"), abort_turn=True)
+        if answer.kind == "deny":
+            return _rejection(tool.name, decision, answer)
+        if answer.kind == "allow_always":
+            for rule in answer.rules or asked.suggested_rules or (tool.name,):
+                try:
+                    self.add_session_rule(rule)
+                except PermissionConfigError:
+                    pass  # a suggestion the person could not have meant: the one call is still allowed
+        self.denials.record_allow()
+        updated = answer.updated_input or decision.updated_input
+        who = "a headless allow policy" if answer.by_policy else "the user"
+        return replace(Decision.allow(updated, DecisionReason("user", f"approved by {who}")), feedback=answer.feedback)
+
+    # -- evaluation (everything before asking) ------------------------------------------------
+    async def evaluate(
+        self, tool: Tool, input: dict[str, Any], parsed: Any = None, ctx: ToolContext | None = None, hook_decision: Decision | None = None
+    ) -> Explanation:
+        """The decision before any approver or classifier is consulted, with its steps."""
+        ctx = ctx or ToolContext(self.cwd, permission_context=self)
+        return await self._evaluate(tool, input, parsed if parsed is not None else _parse(tool, input), ctx, hook_decision)
+
+    def explain(
+        self, tool_name: str | Tool, input: dict[str, Any], *, cwd: str | None = None, hook_decision: Decision | None = None
+    ) -> Explanation:
+        """Which rule, hook, mode or check decides this call, and why (runs no approver)."""
+        tool = tool_name if isinstance(tool_name, Tool) else self.tools.get(tool_name) or _NamedTool(tool_name)
+        ctx = ToolContext(cwd or self.cwd, permission_context=self)
+        result = _run_sync(self.evaluate(tool, input, None, ctx, hook_decision))
+        if result.behavior == "ask":
+            if _from_hook(result.decision):
+                result.steps.append("a hook's ask goes to a person in every mode: the approver would be asked")
+            elif self._mode == "dontAsk":
+                result.decision = _dont_ask(tool.name, result.decision)
+                result.behavior = "deny"
+                result.steps.append("dontAsk mode turns the ask into a deny")
+            elif self._mode == "auto":
+                result.steps.append("auto mode: the classifier would decide (unless this ask must reach a person)")
+            else:
+                result.steps.append("the approver would be asked")
+        return result
+
+    def _facts(self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, mode: str | None = None) -> CallFacts:
+        return CallFacts(tool, input, parsed, ctx.cwd, mode or self._mode, self.rules, [ctx.cwd, *self.additional_dirs], self.home, self.split_command)
+
+    async def _own_check(self, facts: CallFacts, ctx: ToolContext) -> Decision:
+        """The tool's check_permissions and the built-in checks for its kind, combined."""
+        try:
+            own = await facts.tool.check_permissions(facts.parsed, ctx)
+        except (AbortError, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - as in Claude Code: a failing check says nothing
+            own = Decision.passthrough()
+        builtin = builtin_check(facts)
+        for candidate in (own, builtin):
+            if candidate.behavior == "deny":
+                return candidate
+        for candidate in (builtin, own):
+            if is_immune_ask(candidate):
+                return candidate
+        for candidate in (own, builtin):
+            if candidate.behavior == "ask":
+                return candidate
+        if builtin.behavior == "allow":
+            return builtin if own.updated_input is None else replace(builtin, updated_input=own.updated_input)
+        if own.behavior == "allow":
+            return own if own.reason else replace(own, reason=DecisionReason("tool", f"{facts.tool.name}'s own check allows it"))
+        return builtin if builtin.message or builtin.suggestions else own
+
+    async def _evaluate(
+        self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, hook: Decision | None, mode: Mode | None = None
+    ) -> Explanation:
+        mode = mode or self._mode
+        out = Explanation(tool.name, "ask", Decision.ask(_ask_text(tool)))
+        steps = out.steps
+
+        def done(decision: Decision, step: str) -> Explanation:
+            steps.append(step)
+            out.decision, out.behavior = decision, decision.behavior
+            if decision.behavior == "allow" and decision.updated_input is None and updated is not None:
+                out.decision = replace(decision, updated_input=updated)
+            return out
+
+        updated = hook.updated_input if hook is not None and hook.behavior in ("allow", "ask") else None
+        if hook is not None and hook.behavior == "deny":
+            return done(hook, "a PreToolUse hook denied the call")
+        if updated is not None:
+            # Everything below judges the input that will run; one the tool cannot take
+            # is refused rather than judged by the input it replaced.
+            reparsed = _parse(tool, updated, _INVALID)
+            if reparsed is _INVALID:
+                return done(
+                    Decision.deny(
+                        f"A PreToolUse hook changed the {tool.name} input into one the tool does not accept, so the call was not run.",
+                        DecisionReason("hook", "invalid updatedInput"),
+                    ),
+                    "a PreToolUse hook's updatedInput does not validate",
+                )
+            input, parsed = updated, reparsed
+        rule = self.rules.tool_wide("deny", tool.name, tool.aliases)
+        if rule is not None:
+            return done(
+                Decision.deny(f"Permission denied: every use of {tool.name} is blocked by the rule {rule.text} ({rule.origin or rule.source}).", _reason(rule, "tool-wide deny rule")),
+                f"tool-wide deny rule {rule.text} matched",
+            )
+        steps.append("no tool-wide deny rule")
+        own = await self._own_check(self._facts(tool, input, parsed, ctx, mode), ctx)
+        steps.append(f"the tool's own check ({tool_kind(tool)}): {own.behavior}" + (f" — {own.reason.describe()}" if own.reason else ""))
+        if own.behavior == "deny":
+            return done(own, "the tool's own check denied it")
+        if mode == "plan" and not _read_only(tool, parsed, ctx.cwd):
+            return done(
+                Decision.deny(
+                    f"Plan mode allows only read-only tools, and this {tool.name} call can change things. Finish the plan and present it instead.",
+                    DecisionReason("mode", "plan mode: not read-only"),
+                ),
+                "plan mode refuses a call that is not read-only",
+            )
+        rule = self.rules.tool_wide("ask", tool.name, tool.aliases)
+        if rule is not None:
+            return done(
+                Decision.ask(f"The rule {rule.text} ({rule.origin or rule.source}) asks for approval before any use of {tool.name}.", _reason(rule, "tool-wide ask rule")),
+                f"tool-wide ask rule {rule.text} matched",
+            )
+        if own.behavior == "ask" and (_requires_person(tool) or is_immune_ask(own)):
+            return done(own, "an ask that even bypass mode and hook approvals keep")
+        if hook is not None and hook.behavior == "allow" and not (_requires_person(tool) and hook.updated_input is None):
+            return done(hook, "a PreToolUse hook allowed it and no rule objected")
+        if hook is not None and hook.behavior == "ask":
+            return done(hook, "a PreToolUse hook asked for approval")
+        if mode == "bypassPermissions":
+            return done(Decision.allow(None, DecisionReason("mode", "bypassPermissions allows it")), "bypassPermissions mode")
+        rule = self.rules.tool_wide("allow", tool.name, tool.aliases)
+        if rule is not None:
+            return done(Decision.allow(None, _reason(rule, "tool-wide allow rule")), f"tool-wide allow rule {rule.text} matched")
+        if own.behavior in ("allow", "ask"):
+            return done(own, f"the tool's own check said {own.behavior}")
+        if _read_only(tool, parsed, ctx.cwd) and not tool.is_mcp and tool_kind(tool) == "generic":
+            return done(Decision.allow(None, DecisionReason("tool", f"{tool.name} is read-only for this input")), "a read-only tool with no rule against it")
+        return done(
+            Decision.ask(own.message or _ask_text(tool), DecisionReason("default", "no rule allows it"), own.suggestions),
+            "nothing allowed it, so it needs approval",
+        )
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _reason(rule: PermissionRule, detail: str) -> DecisionReason:
+    return DecisionReason("rule", detail, rule=rule.text, source=rule.origin or rule.source)
+
+
+def _ask_text(tool: Tool) -> str:
+    return f"{tool.name} needs permission to run, and no rule allows it yet."
+
+
+def _from_hook(decision: Decision) -> bool:
+    return decision.reason is not None and decision.reason.kind == "hook"
+
+
+def _rule_value(rule: str) -> dict[str, Any]:
+    """A rule string as Claude Code's PermissionRuleValue (``toolName``, ``ruleContent``)."""
+    try:
+        value = parse_rule(rule)
+    except ValueError:
+        return {"toolName": rule}
+    return {"toolName": value.tool} if value.content is None else {"toolName": value.tool, "ruleContent": value.content}
+
+
+def _dont_ask(tool_name: str, decision: Decision) -> Decision:
+    why = decision.message or "it needs approval"
+    return Decision.deny(
+        f"This {tool_name} call needs approval, but the permission mode is {MODE_TITLES['dontAsk']!r}, which never asks, so it was denied ({why}).",
+        DecisionReason("mode", "dontAsk turns every ask into a deny"),
+    )
+
+
+def _rejection(tool_name: str, decision: Decision, answer: ApprovalAnswer) -> Decision:
+    if answer.by_policy:
+        return Decision.deny(
+            f"This {tool_name} call needs approval ({decision.message or 'no rule allows it'}), and no one can approve it in this headless run, so it was denied.",
+            DecisionReason("policy", "headless deny policy"),
+        )
+    if answer.feedback:
+        return replace(
+            Decision.deny(f"The user rejected this {tool_name} call and said: {answer.feedback}", DecisionReason("user", "rejected with feedback")),
+            feedback=answer.feedback,
+        )
+    return Decision.deny(
+        f"The user rejected this {tool_name} call. Stop here and wait for the user to say how to go on.",
+        DecisionReason("user", "rejected"),
+        abort_turn=True,
+    )
+
+
+def _requires_person(tool: Tool) -> bool:
+    try:
+        return bool(tool.requires_user_interaction())
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:
+    try:
+        return bool(tool.is_read_only_in(parsed, cwd))
+    except Exception:  # noqa: BLE001 - cannot tell: treat as a write
+        return False
+
+
+_INVALID = object()  # _parse's fallback when a rejected input must not be judged at all
+
+
+def _parse(tool: Tool, data: dict[str, Any], fallback: Any = None) -> Any:
+    model = getattr(tool, "input_model", None)
+    try:
+        return model.model_validate(data) if model is not None and not isinstance(tool, _NamedTool) else data
+    except Exception:  # noqa: BLE001 - an input the model rejects: checks read the dict
+        return fallback if fallback is not None else data
+
+
+def _default_suggestions(tool: Tool, data: dict[str, Any]) -> tuple[str, ...]:
+    field_name = shell_field(tool)
+    if field_name and isinstance(data.get(field_name), str):
+        rule = suggest_shell_rule(data[field_name], tool.name)
+        return (rule,) if rule else ()
+    return (tool.name,)
+
+
+def _run_sync(coro: Any) -> Any:
+    """Run a coroutine to the end from sync code, even inside a running loop (notebooks)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = err
+
+    thread = threading.Thread(target=target, name="nbtoolsched-explain")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

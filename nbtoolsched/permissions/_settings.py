@@ -1,0 +1,127 @@
+"""Claude Code's settings.json files: where they live, which wins, what they hold.
+
+Files, lowest precedence first: user (``~/.claude/settings.json``, or
+``$CLAUDE_CONFIG_DIR``, or ``user_dir``), project (``<cwd>/.claude/settings.json``),
+project-local (``<cwd>/.claude/settings.local.json``). Rule lists, additional
+directories and hooks from every file add up (a deny anywhere is a deny: precedence
+comes from behavior, not from the file); a scalar like ``defaultMode`` is taken from
+the most specific file that sets it. Every problem names its file.
+
+As in Claude Code, loading checks the shape of the file, not the world: a hook whose
+program is not installed, an event this scheduler never fires, a rule Claude Code
+would drop, all load, each as a warning (``LoadedSettings.warnings``, issued once as a
+``SettingsWarning``). What breaks the schema (a rule list that is not a list, a
+``defaultMode`` that is no mode, a hook without a command) still refuses the file:
+Claude Code would skip the whole file, its deny rules included, which fails open.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._errors import PermissionConfigError
+from ._hooks import Hooks
+from ._modes import Mode, check_mode
+from ._problems import LoadProblem, issue_warnings
+from ._rules import PermissionRule, rules_from_settings
+
+__all__ = ["SettingsFile", "LoadedSettings", "settings_files", "load_settings", "default_user_dir"]
+
+_BEHAVIORS = ("allow", "deny", "ask")
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    source: str  # userSettings | projectSettings | localSettings
+    path: Path
+    root: Path  # what a leading "/" in a path rule from this file is relative to
+
+
+@dataclass
+class LoadedSettings:
+    rules: list[PermissionRule] = field(default_factory=list)
+    default_mode: Mode | None = None
+    default_mode_source: str | None = None
+    additional_dirs: list[str] = field(default_factory=list)
+    hooks: Hooks = field(default_factory=Hooks)
+    files: list[Path] = field(default_factory=list)  # the files that existed and were read
+    warnings: list[LoadProblem] = field(default_factory=list)  # what loads with a caveat, in file order
+
+
+def default_user_dir() -> Path:
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
+def settings_files(cwd: str | os.PathLike[str], user_dir: str | os.PathLike[str] | None = None) -> list[SettingsFile]:
+    """The three files in precedence order, lowest first (they need not exist)."""
+    project = Path(cwd).resolve()
+    user = Path(user_dir).expanduser() if user_dir is not None else default_user_dir()
+    return [
+        SettingsFile("userSettings", user / "settings.json", user.parent),
+        SettingsFile("projectSettings", project / ".claude" / "settings.json", project),
+        SettingsFile("localSettings", project / ".claude" / "settings.local.json", project),
+    ]
+
+
+def load_settings(
+    cwd: str | os.PathLike[str],
+    user_dir: str | os.PathLike[str] | None = None,
+    *,
+    check_hooks: bool = True,
+    strict_hooks: bool = False,
+    warn: bool = True,
+) -> LoadedSettings:
+    """Read the settings files for ``cwd``.
+
+    ``check_hooks`` looks for each command hook's program (a warning when missing);
+    ``strict_hooks`` makes every hook problem block its call at run time (and refuses
+    hook settings that could never act); ``warn=False`` only collects the warnings."""
+    loaded = LoadedSettings(hooks=Hooks(project_dir=str(Path(cwd).resolve()), strict=strict_hooks))
+    for spec in settings_files(cwd, user_dir):
+        if spec.path.is_file():
+            _apply(loaded, spec, _read_json(spec.path), check_hooks)
+            loaded.files.append(spec.path)
+    if warn:
+        issue_warnings(loaded.warnings)
+    return loaded
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise PermissionConfigError(f"not valid JSON ({err.msg} at line {err.lineno} column {err.colno})", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise PermissionConfigError(f"cannot be read ({err})", source=str(path)) from None
+    if not isinstance(data, dict):
+        raise PermissionConfigError("a settings file must hold a JSON object", source=str(path))
+    return data
+
+
+def _apply(loaded: LoadedSettings, spec: SettingsFile, data: dict[str, Any], check_hooks: bool) -> None:
+    where = str(spec.path)
+    perms = data.get("permissions", {})
+    if not isinstance(perms, dict):
+        raise PermissionConfigError("'permissions' must be an object", source=where)
+    for behavior in _BEHAVIORS:
+        loaded.rules.extend(
+            rules_from_settings(perms.get(behavior), behavior, source=spec.source, root=str(spec.root), origin=where,  # type: ignore[arg-type]
+                                problems=loaded.warnings)
+        )
+    if "defaultMode" in perms:
+        loaded.default_mode = check_mode(perms["defaultMode"], source=where)
+        loaded.default_mode_source = where
+    dirs = perms.get("additionalDirectories", [])
+    if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):
+        raise PermissionConfigError("'additionalDirectories' must be a list of paths", source=where)
+    for folder in dirs:
+        resolved = os.path.normpath(os.path.join(spec.root, os.path.expanduser(folder)))
+        if resolved not in loaded.additional_dirs:
+            loaded.additional_dirs.append(resolved)
+    if "hooks" in data:
+        loaded.warnings.extend(loaded.hooks.extend_from_config(data["hooks"], source=where, check=check_hooks))

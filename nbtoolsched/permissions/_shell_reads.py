@@ -1,0 +1,184 @@
+"""What one simple shell command may read, as far as its words can tell.
+
+Read deny and ask rules must hold in Bash too: ``cat .env`` names the file, ``grep -r x .``
+reads everything under ``.``, ``cat .e*`` reads whatever the glob expands to, ``rg x`` and
+``git diff`` read the working tree without naming it, ``xargs cat`` reads the files named
+on its input. The answer over-approximates on purpose: a word is taken for a path
+whenever it could be one, and a folder a command may descend into stands for everything
+that may ever be inside it. The rules are matched elsewhere (checks.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..shell import Word, parse_command
+from ..shell._allowlists import FLAG_COMMANDS
+from ..shell._flags import parse_flags
+
+__all__ = ["ReadTargets", "read_targets"]
+
+# Commands that never read a file's content or list a folder through their arguments.
+_NO_READ = frozenset(
+    "echo printf basename dirname true false pwd sleep seq rm rmdir mkdir touch which type test [".split()
+)
+# Commands that read the files they are given but never what is inside a folder.
+_FLAT = frozenset(
+    "cd cat head tail wc nl tac rev sort uniq cut paste column fold fmt expand unexpand strings od hexdump xxd "
+    "base64 md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum cmp comm tr stat file readlink "
+    "realpath less more sed awk jq yq".split()
+)
+_GREPS = frozenset({"grep", "egrep", "fgrep"})
+# Commands that read the working tree when no path is named.
+_TREE_BY_DEFAULT = frozenset({"rg", "ag", "ack", "fd", "fdfind", "find", "tree", "du"})
+# git subcommands that show names and history but no file content (unless a flag adds a patch).
+_GIT_NAMES_ONLY = frozenset(
+    "status branch describe for-each-ref ls-files ls-remote merge-base remote rev-list rev-parse shortlog tag "
+    "version worktree config log reflog".split()
+)
+_GIT_CONTENT_FLAGS = (
+    "-p", "-u", "-U", "-c", "-m", "-S", "-G", "-L", "--patch", "--unified", "--cc", "--word-diff", "--color-words",
+    "--pickaxe", "--full-diff", "--ext-diff", "--textconv", "--binary", "--diff-merges", "--remerge-diff",
+)
+_GLOB_CHARS = frozenset("*?[{")
+_PATHISH = re.compile(r"[\w./~-]+")
+_PATTERN_FLAGS = frozenset({"-e", "--regexp", "-f", "--file", "--files", "--type-list"})
+
+
+@dataclass(frozen=True, slots=True)
+class ReadTargets:
+    files: tuple[str, ...] = ()  # words that may name a file it reads (as written)
+    trees: tuple[str, ...] = ()  # folders whose whole content it may read
+    unknown: str | None = None  # why what it reads cannot be told from its words
+
+
+def read_targets(command: str, bases: Sequence[str]) -> ReadTargets:
+    """The paths one simple command (wrappers and env prefixes already peeled) may read.
+
+    ``bases`` are the folders its relative paths may be relative to (cwd, and the
+    folder a ``cd`` earlier in the same command line moves to)."""
+    parsed = parse_command(command)
+    if parsed.errors or len(parsed.commands) != 1:
+        return ReadTargets(unknown="cannot be split into one simple command")
+    words = parsed.commands[0].words
+    if not words:
+        return ReadTargets()
+    if not words[0].is_static:
+        return ReadTargets(unknown="runs a command the shell computes")
+    head = os.path.basename(words[0].value)
+    if head in _NO_READ:
+        return ReadTargets()
+    if head == "xargs" or any("files-from" in w.value or "files0-from" in w.value for w in words):
+        return ReadTargets(unknown="reads the names of its files from its input")
+    argv = [w.value for w in words[1:]]
+    descends = _descends(head, argv)
+    files: list[str] = []
+    trees: list[str] = []
+    for word in words[1:]:
+        if not word.is_static:
+            if "$" in word.text or "`" in word.text or word.runs_code or not _GLOB_CHARS & set(word.value):
+                return ReadTargets(unknown=f"uses {word.text!r}, which the shell expands")
+            trees.append(_glob_root(word.value))  # a glob reads whatever it matches under its fixed part
+            continue
+        for candidate in _path_candidates(word):
+            files.append(candidate)
+            if descends and _is_folder(candidate, bases):
+                trees.append(candidate)
+    if _reads_tree_unnamed(head, argv):
+        trees.append(".")
+    return ReadTargets(tuple(dict.fromkeys(files)), tuple(dict.fromkeys(trees)))
+
+
+def _path_candidates(word: Word) -> list[str]:
+    """Every string in the word a program might open: the word itself, an attached
+    short-option value (``-f.env``), and each path-like run of characters inside it
+    (``--file=.env``, git's ``HEAD:.env``, ``getline < ".env"`` in an awk program)."""
+    value = word.value
+    if value in ("", "-", "--"):
+        return []
+    found = [value]
+    if value.startswith("-") and not value.startswith("--") and len(value) > 2:
+        found.append(value[2:])
+    found.extend(_PATHISH.findall(value))
+    return [f for f in dict.fromkeys(found) if f]
+
+
+def _glob_root(value: str) -> str:
+    """The folder a glob's matches all lie in: the directory part of its fixed prefix."""
+    cut = min((i for i, ch in enumerate(value) if ch in _GLOB_CHARS), default=len(value))
+    prefix = value[:cut]
+    folder = prefix if prefix.endswith("/") else os.path.dirname(prefix)
+    return folder or "."
+
+
+def _is_folder(path: str, bases: Sequence[str]) -> bool:
+    path = os.path.expanduser(path)
+    return path in (".", "..", "/") or any(os.path.isdir(os.path.join(base, path)) for base in bases)
+
+
+def _descends(head: str, argv: list[str]) -> bool:
+    """May the command read what is inside a folder it is given? Unknown commands may."""
+    if head in _GREPS:
+        return _grep_recursive(argv)
+    if head == "ls":
+        return any(a == "--recursive" or (a.startswith("-") and not a.startswith("--") and "R" in a) for a in argv)
+    return head not in _FLAT
+
+
+def _grep_recursive(argv: list[str]) -> bool:
+    for arg in argv:
+        if arg in ("--recursive", "--dereference-recursive") or "recurse" in arg:
+            return True
+        if arg.startswith("-") and not arg.startswith("--") and ("r" in arg or "R" in arg):
+            return True
+    return False
+
+
+def _reads_tree_unnamed(head: str, argv: list[str]) -> bool:
+    """Does the command read the working tree although no word names a folder for it?"""
+    if head == "git":
+        return _git_shows_content(argv)
+    if head == "ls":
+        return _descends(head, argv) and not any(not a.startswith("-") for a in argv)
+    if head in _GREPS and not _grep_recursive(argv):
+        return False
+    if head not in _TREE_BY_DEFAULT and head not in _GREPS:
+        return False
+    if head == "find":
+        return not argv or argv[0].startswith(("-", "(", "!"))  # -H/-L before the paths: fail closed
+    positionals = _positionals(head, argv)
+    if positionals is None:
+        return True
+    if head in ("tree", "du"):
+        return not positionals
+    return len(positionals) <= (0 if _pattern_in_flag(argv) else 1)
+
+
+def _positionals(head: str, argv: list[str]) -> list[str] | None:
+    """Non-option words, as the read-only allowlist parses the command; None if it cannot."""
+    spec = FLAG_COMMANDS.get((head,))
+    if spec is None:
+        return None
+    try:
+        return list(parse_flags(head, argv, spec).positionals)
+    except Exception:  # noqa: BLE001 - a flag the allowlist does not know: cannot tell
+        return None
+
+
+def _pattern_in_flag(argv: list[str]) -> bool:
+    return any(a.split("=", 1)[0] in _PATTERN_FLAGS for a in argv)
+
+
+def _git_shows_content(argv: list[str]) -> bool:
+    sub = next((a for a in argv if not a.startswith("-")), None)
+    if sub is None:
+        return False  # `git --version` and the like
+    if sub == "stash":
+        rest = argv[argv.index(sub) + 1 :]
+        return not rest or rest[0] != "list"
+    if sub not in _GIT_NAMES_ONLY:
+        return True
+    return any(a.startswith(_GIT_CONTENT_FLAGS) for a in argv if a.startswith("-"))

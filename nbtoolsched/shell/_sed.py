@@ -1,0 +1,154 @@
+"""Decide whether a sed invocation only prints.
+
+sed is the one common tool whose script language can write files (``w``, ``s///w``) and
+run programs (``e``, ``s///e``), so the script itself is read, command by command, and
+only stream commands are accepted.
+
+Claude Code accepts only ``sed -n`` with ``Np`` scripts, or one ``s/a/b/`` with ``/``
+delimiters and no file; reading the script lets ``sed 's|a|b|' f`` and ``sed -e 5q``
+count too (a deliberate difference).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ._allowlists import FLAG_COMMANDS, SED_REFUSED, SED_S_FLAGS, SED_STREAM_COMMANDS
+from ._flags import FlagError, parse_flags
+
+_SPEC = FLAG_COMMANDS[("sed",)]
+_SEPARATORS = " \t\n;"
+
+
+class _SedError(ValueError):
+    pass
+
+
+def sed_problem(argv: Sequence[str]) -> str | None:
+    """Why ``sed ...`` is not read-only, or None if it only prints."""
+    try:
+        parsed = parse_flags("sed", argv[1:], _SPEC)
+    except FlagError as exc:
+        return str(exc)
+    scripts = [value or "" for flag, value in parsed.flags if flag in ("-e", "--expression")]
+    if not scripts:
+        if not parsed.positionals:
+            return "sed without a script"
+        scripts = [parsed.positionals[0]]
+    for script in scripts:
+        try:
+            _check_script(script)
+        except _SedError as exc:
+            return f"sed script {script!r}: {exc}"
+    return None
+
+
+def _check_script(script: str) -> None:
+    pos, end = 0, len(script)
+    while True:
+        while pos < end and script[pos] in _SEPARATORS:
+            pos += 1
+        if pos >= end:
+            return
+        if script[pos] == "}":
+            pos += 1
+            continue
+        pos = _address_range(script, pos)
+        while pos < end and script[pos] in " \t":
+            pos += 1
+        if pos < end and script[pos] == "!":
+            pos += 1
+            while pos < end and script[pos] in " \t":
+                pos += 1
+        if pos >= end:
+            raise _SedError("address without a command")
+        pos = _command(script, pos)
+
+
+def _command(script: str, pos: int) -> int:
+    """Check one command starting at ``pos``; return the index after it."""
+    cmd = script[pos]
+    pos += 1
+    if cmd == "{":
+        return pos
+    if cmd in SED_STREAM_COMMANDS:
+        while pos < len(script) and script[pos].isdigit() and cmd in "qQl":
+            pos += 1
+        return _end_of_command(script, pos, cmd)
+    if cmd == "s":
+        pos = _delimited(script, pos, parts=2)
+        start = pos
+        while pos < len(script) and script[pos] not in _SEPARATORS + "}":
+            pos += 1
+        flags = script[start:pos]
+        for flag in flags:
+            if flag in "ewW":
+                raise _SedError(f"s///{flag} {SED_REFUSED[flag]}")
+            if flag not in SED_S_FLAGS:
+                raise _SedError(f"unknown s/// flag {flag!r}")
+        return pos
+    if cmd == "y":
+        return _end_of_command(script, _delimited(script, pos, parts=2), cmd)
+    reason = SED_REFUSED.get(cmd, "is not a known stream command")
+    raise _SedError(f"command {cmd!r} {reason}")
+
+
+def _end_of_command(script: str, pos: int, cmd: str) -> int:
+    if pos < len(script) and script[pos] not in _SEPARATORS + "}":
+        raise _SedError(f"unexpected {script[pos]!r} after command {cmd!r}")
+    return pos
+
+
+def _delimited(script: str, pos: int, parts: int) -> int:
+    """Skip ``<d>pat<d>rep<d>`` (s and y); the delimiter is the next character."""
+    if pos >= len(script) or script[pos] in "\\\n":
+        raise _SedError("bad delimiter")
+    delim = script[pos]
+    pos += 1
+    for _ in range(parts):
+        pos = _until(script, pos, delim)
+    return pos
+
+
+def _until(script: str, pos: int, delim: str) -> int:
+    """Index after the next unescaped ``delim``."""
+    while pos < len(script):
+        char = script[pos]
+        if char == "\\":
+            pos += 2
+            continue
+        if char == "\n":
+            raise _SedError("newline inside an expression")
+        pos += 1
+        if char == delim:
+            return pos
+    raise _SedError(f"unterminated expression (missing {delim!r})")
+
+
+def _address_range(script: str, pos: int) -> int:
+    pos = _address(script, pos, first=True)
+    if pos < len(script) and script[pos] == ",":
+        pos = _address(script, pos + 1, first=False)
+    return pos
+
+
+def _address(script: str, pos: int, *, first: bool) -> int:
+    end = len(script)
+    if pos < end and script[pos] in "+~" and not first:
+        pos += 1
+        if pos >= end or not script[pos].isdigit():
+            raise _SedError("bad address offset")
+    if pos < end and script[pos].isdigit():
+        while pos < end and (script[pos].isdigit() or script[pos] == "~"):
+            pos += 1
+    elif pos < end and script[pos] == "$":
+        pos += 1
+    elif pos < end and script[pos] == "/":
+        pos = _until(script, pos + 1, "/")
+        while pos < end and script[pos] in "IM":
+            pos += 1
+    elif pos < end and script[pos] == "\\":
+        raise _SedError("custom address delimiters are not analysed")
+    elif not first:
+        raise _SedError("missing second address")
+    return pos

@@ -1,0 +1,299 @@
+"""The permission step of a speculative run: the sandbox policy.
+
+Every call of the forked loop passes here (the pipeline always asks the gate, so a
+hook's "allow" cannot skip it). File writes are redirected into the overlay (only in
+acceptEdits or bypassPermissions mode, as in Claude Code; otherwise a write is the edit
+boundary), reads of written files are redirected to the overlay copy, reads of untouched
+files get the resolved real path; read-only shell commands and read-only tools may run.
+Anything else is a boundary: the call is denied, the speculation's abort signal fires,
+and the boundary records which tool and what it wanted.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+from typing import Any, Callable
+
+from ..permissions._base import PermissionGate, PermissionRequest
+from ..tool import AbortSignal, Decision, DecisionReason, Tool, ToolContext, Validation
+from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
+from ._overlay import Overlay, PathOutsideCwd
+from ._safefs import UnsafePath
+from ._texts import ALREADY_STOPPED, stopped_edit, stopped_outside, stopped_permission, stopped_shell, stopped_tool
+
+__all__ = ["SpeculationGate", "WRITE_TOOLS", "READ_TOOLS", "PATH_KEYS", "is_write_tool", "is_read_tool", "is_shell_tool"]
+
+WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "ToolSearch", "LSP", "TaskGet", "TaskList"})
+SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
+PATH_KEYS = ("notebook_path", "file_path", "path")  # the order Claude Code looks them up in
+DETAIL_LIMIT = 200
+# The session modes in which Claude Code lets a speculation edit (in the overlay). It also
+# lets plan mode edit when bypassPermissions is available; we have no such notion, so a
+# plan-mode speculation stops at the edit boundary (stricter).
+EDIT_MODES = frozenset({"acceptEdits", "bypassPermissions"})
+
+
+def is_write_tool(tool: Tool) -> bool:
+    return tool.name in WRITE_TOOLS or tool.file_access == "edit"
+
+
+def is_read_tool(tool: Tool) -> bool:
+    return tool.name in READ_TOOLS or tool.file_access == "read"
+
+
+def is_shell_tool(tool: Tool) -> bool:
+    return tool.name in SHELL_TOOLS or tool.errors_cancel_siblings
+
+
+def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:
+    """Read-only where the call runs (git's answer depends on the repository there)."""
+    try:
+        return bool(tool.is_read_only_in(parsed, cwd))
+    except Exception:
+        return False  # a tool that cannot say is not read-only
+
+
+def _path_field(data: Any) -> tuple[str, str] | None:
+    """The path argument (key, value) of an input dict or model, if it has one."""
+    for key in PATH_KEYS:
+        value = data.get(key) if isinstance(data, dict) else getattr(data, key, None)
+        if isinstance(value, str) and value:
+            return key, value
+    return None
+
+
+def _acted_path(tool: Tool, parsed: Any) -> str | None:
+    """The path the tool itself says the call acts on; "/" (outside) when it cannot say."""
+    try:
+        path = tool.get_path(parsed)
+    except Exception:
+        return os.sep
+    return path if isinstance(path, str) and path else None
+
+
+def _detail(data: dict[str, Any]) -> str:
+    for key in ("url", "file_path", "path", "command", "notebook_path", "pattern"):  # Claude Code's order first
+        value = data.get(key)
+        if isinstance(value, str):
+            return value[:DETAIL_LIMIT]
+    return ""
+
+
+class _NobodyToAsk(Exception):
+    """Raised by the speculation's approver: a speculative call never waits for a person."""
+
+
+class _Refuser:
+    """The approver a speculative call gets: remembers being asked, then refuses.
+
+    The session's gate may turn the refusal into a deny of its own, so whether a person
+    was needed is read from here, not from the decision.
+    """
+
+    def __init__(self) -> None:
+        self.asked = False
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.asked = True
+        raise _NobodyToAsk("a speculative run cannot ask the user")
+
+
+def _session_mode(gate: PermissionGate | None) -> str | None:
+    mode = getattr(gate, "mode", None)
+    return mode if isinstance(mode, str) else None
+
+
+class SpeculationGate:
+    """A PermissionGate that confines one speculation to its overlay.
+
+    ``inner`` is the session's own gate: consulted (never allowed to ask a person) so
+    deny rules still hold. As in Claude Code, a write is an ``edit`` boundary unless the
+    session's mode is acceptEdits or bypassPermissions (or the gate has no mode and
+    allows the write without asking); ``allow_edits=False`` makes every write one.
+    """
+
+    def __init__(
+        self,
+        overlay: Overlay,
+        abort: AbortSignal,
+        *,
+        inner: PermissionGate | None = None,
+        allow_edits: bool = True,
+        on_boundary: Callable[[Boundary], None] | None = None,
+    ) -> None:
+        self.overlay = overlay
+        self.abort = abort
+        self.inner = inner
+        self.allow_edits = allow_edits
+        self.on_boundary = on_boundary
+        self.boundary: Boundary | None = None
+
+    def hides(self, tool: Tool) -> bool:
+        return bool(self.inner.hides(tool)) if self.inner is not None else False
+
+    async def decide(self, request: PermissionRequest) -> Decision:
+        hook = request.hook_decision
+        if hook is not None and hook.behavior == "deny":
+            return hook
+        if self.boundary is not None or self.abort.aborted:
+            return Decision.deny(ALREADY_STOPPED, _reason("already stopped"))
+        tool = request.tool
+        if is_write_tool(tool):
+            return await self._write(request)
+        if is_shell_tool(tool):
+            return await self._shell(request)
+        if is_read_tool(tool) and _read_only(tool, request.parsed, request.ctx.cwd):
+            return await self._read(request)
+        # Anything else (a web fetch, a question to the user, an MCP call) reaches outside
+        # the overlay, even when read-only: the speculation stops before it.
+        return self.stop("denied_tool", tool.name, _detail(request.input), stopped_tool(tool.name))
+
+    # -- the policy, one kind of call at a time ----------------------------------------
+    async def _write(self, request: PermissionRequest) -> Decision:
+        name = request.tool.name
+        found = _path_field(request.input)
+        mode = _session_mode(self.inner)
+        by_mode = mode is not None and mode not in EDIT_MODES
+        if by_mode or not self.allow_edits:
+            shown = found[1] if found else _detail(request.input)
+            return self.stop("edit", name, shown, stopped_edit(shown or "a file", mode if by_mode else None))
+        if found is None:  # Claude Code: a write tool without a path is just another tool
+            return self.stop("denied_tool", name, _detail(request.input), stopped_tool(name))
+        key, path = found
+        try:
+            rel = self.overlay.resolve(path)
+        except PathOutsideCwd as err:
+            return self.stop("outside_cwd", name, path, stopped_outside(path, err.reason))
+        verdict = await self._consult(request, None, for_write=True, path=path)
+        if not verdict.allowed:
+            return verdict
+        first = not self.overlay.is_written(rel)
+        try:
+            target = self.overlay.prepare_write(rel)
+        except UnsafePath as err:
+            return self.stop("unsafe_path", name, path, stopped_outside(path, err.reason))
+        if first:
+            _carry_read_state(request.ctx, self.overlay, rel, path, target)
+        return Decision.allow({**request.input, key: target}, _reason(f"write redirected to the overlay copy of {rel}"))
+
+    async def _read(self, request: PermissionRequest) -> Decision:
+        name = request.tool.name
+        acted = _acted_path(request.tool, request.parsed)
+        if acted is not None:  # where the tool says it looks (a Glob pattern can move it off `path`)
+            try:
+                self.overlay.resolve(acted, allow_root=True)
+            except PathOutsideCwd as err:
+                return self.stop("outside_cwd", name, acted, stopped_outside(acted, err.reason))
+        found = _path_field(request.input)
+        if found is None:
+            return await self._consult(request, None, for_write=False)  # Glob or Grep over cwd
+        key, path = found
+        try:
+            rel = self.overlay.resolve(path, allow_root=True)
+        except PathOutsideCwd as err:
+            return self.stop("outside_cwd", name, path, stopped_outside(path, err.reason))
+        target = self.overlay.read_target(rel) if rel != "." else self.overlay.cwd
+        return await self._consult(request, {**request.input, key: target}, for_write=False)
+
+    async def _shell(self, request: PermissionRequest) -> Decision:
+        command = request.input.get("command")
+        text = command if isinstance(command, str) else ""
+        if not text.strip() or not _read_only(request.tool, request.parsed, request.ctx.cwd):
+            return self.stop("bash", request.tool.name, text[:DETAIL_LIMIT], stopped_shell(text[:DETAIL_LIMIT]))
+        return await self._consult(request, None, for_write=False)
+
+    async def _consult(
+        self, request: PermissionRequest, updated: dict[str, Any] | None, *, for_write: bool, path: str = ""
+    ) -> Decision:
+        """Ask the session's gate; a deny, a failure, or a need to ask a person is a boundary.
+
+        A write that needs a person is the ``edit`` boundary (the user approves it in the
+        normal turn that follows); anything else is a ``permission`` boundary.
+        """
+        allowed = Decision.allow(updated, _reason("allowed while speculating"))
+        if self.inner is None:
+            return allowed
+        name = request.tool.name
+        refuser = _Refuser()
+        decision: Decision | None = None
+        failure: Exception | None = None
+        try:
+            decision = await self.inner.decide(dataclasses.replace(request, approver=refuser))
+        except Exception as err:  # noqa: BLE001 - fail closed: a broken check stops the run
+            failure = err
+        if refuser.asked or isinstance(failure, _NobodyToAsk) or (decision is not None and decision.behavior == "ask"):
+            if for_write:
+                return self.stop("edit", name, path, stopped_edit(path))
+            return self.stop("permission", name, _detail(request.input), stopped_permission(name, "it needs the user's approval"))
+        if decision is None:
+            why = f"the permission check failed ({failure})"
+        elif decision.behavior == "allow":
+            return allowed
+        else:
+            why = decision.message or "the session's permissions do not allow it"
+        return self.stop("permission", name, _detail(request.input), stopped_permission(name, why))
+
+    def stop(self, kind: BoundaryKind, tool: str | None, detail: str, message: str) -> Decision:
+        """Record the boundary (the first one wins), stop the run, deny the call."""
+        if self.boundary is None:
+            self.boundary = Boundary(kind, tool, detail[:DETAIL_LIMIT])
+            if self.on_boundary is not None:
+                self.on_boundary(self.boundary)
+        self.abort.abort(SPECULATION_BOUNDARY)
+        return Decision.deny(message, _reason(f"boundary: {kind}"))
+
+    # -- validation sees the overlay too --------------------------------------------------
+    def view(self, tool: Tool) -> Tool:
+        """A copy of a file tool whose ``validate_input`` looks where the call will go.
+
+        Validation runs before the permission step, so without this a Read of a file the
+        speculation created, or a second Edit of a file it changed, would be checked
+        against the real tree and fail.
+        """
+        if not (is_write_tool(tool) or is_read_tool(tool)):
+            return tool
+        clone = copy.copy(tool)
+        original = tool.validate_input
+
+        async def validate_input(input: Any, ctx: ToolContext) -> Validation:
+            seen = self.preview(input)
+            if seen is None:  # an escaping path: the permission step stops the run on it
+                return Validation.OK  # type: ignore[attr-defined,no-any-return]
+            return await original(seen, ctx)
+
+        clone.validate_input = validate_input  # type: ignore[method-assign]
+        return clone
+
+    def preview(self, parsed: Any) -> Any:
+        """``parsed`` with its path pointing where a read of it would go now (no side effects).
+
+        None when the path escapes cwd: only the permission step decides about those.
+        """
+        found = _path_field(parsed)
+        if found is None or not hasattr(parsed, "model_copy"):
+            return parsed
+        key, path = found
+        try:
+            rel = self.overlay.resolve(path, allow_root=True)
+        except PathOutsideCwd:
+            return None
+        target = self.overlay.cwd if rel == "." else self.overlay.read_target(rel)
+        return parsed.model_copy(update={key: target})
+
+
+def _carry_read_state(ctx: ToolContext, overlay: Overlay, rel: str, path: str, target: str) -> None:
+    """If the real file was read (and is unchanged), the overlay copy counts as read."""
+    if not os.path.isfile(target):
+        return
+    for seen in {ctx.resolve_path(path), overlay.real_path(rel)}:
+        state = ctx.file_state.get(seen)
+        if state is not None and not ctx.file_state.changed_since_read(seen):
+            ctx.file_state.record(target, partial=state.partial)
+            return
+
+
+def _reason(detail: str) -> DecisionReason:
+    return DecisionReason("policy", f"speculation: {detail}")

@@ -1,0 +1,304 @@
+"""``speculate``: run a suggested next prompt ahead of the user, in an overlay.
+
+The forked loop gets its own scheduler: the session's tools, hooks and concurrency
+cap, but the ``SpeculationGate`` as its permission step, its own abort signal (a child
+of the session's), and a file-state cache layered over the session's. Nothing it does
+reaches the real tree until ``accept``; ``reject`` deletes the overlay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any, Literal, Sequence
+
+from .._registry import ToolRegistry
+from ..scheduling import Scheduler
+from ..tool import ToolContext
+from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
+from ._filestate import LayeredFileState
+from ._gate import SpeculationGate
+from ._loop import LoopRequest, RunLoop
+from ._overlay import FileChange, Overlay, is_inside
+from ._transcript import as_message_dicts, clean_with_sources, cut_to_continuable
+
+__all__ = ["Speculation", "AcceptResult", "speculate", "start_speculation", "MAX_SPECULATION_TURNS", "MAX_SPECULATION_MESSAGES"]
+
+MAX_SPECULATION_TURNS = 20
+MAX_SPECULATION_MESSAGES = 100
+STOPPED_FROM_OUTSIDE = "speculation_stopped"
+
+State = Literal["running", "finished", "accepted", "rejected"]
+
+
+@dataclass(slots=True)
+class AcceptResult:
+    messages: list[dict[str, Any]]  # cleaned, to append after the user's message (the suggestion)
+    changes: list[FileChange]  # what was copied into the real tree
+    boundary: Boundary
+    time_saved: float  # seconds of work already done when the user accepted
+    query_required: bool  # stopped at a boundary: run a normal turn to continue
+    tool_use_count: int
+
+
+class Speculation:
+    """One speculative run: live while the loop runs, then accepted or rejected once."""
+
+    def __init__(self, suggestion: str, overlay: Overlay, main: Scheduler, *, max_turns: int, max_messages: int, grace: float) -> None:
+        self.suggestion = suggestion
+        self.overlay = overlay
+        self.max_turns = max_turns
+        self.max_messages = max_messages
+        self.grace = grace
+        self.state: State = "running"
+        self.transcript: list[dict[str, Any]] = []
+        self._emitted_at: list[float] = []  # when each transcript message arrived
+        self.turns = 0
+        self.tool_use_count = 0
+        self.started_at = time.monotonic()
+        self.finished_at: float | None = None
+        self.abort = main.context.abort.child()  # the session stopping stops it too
+        self._main = main
+        self._stop: Boundary | None = None
+        self._final: Boundary | None = None
+        self.gate = SpeculationGate(overlay, self.abort, inner=main.permissions, on_boundary=self._record)
+        self.file_state = LayeredFileState(main.context.file_state)
+        self.scheduler: Scheduler
+        self._task: asyncio.Future[None] | None = None
+
+    # -- running ---------------------------------------------------------------------------
+    async def _drive(self, run_loop: RunLoop, prompt: list[dict[str, Any]]) -> None:
+        request = LoopRequest(prompt, self.scheduler, self.abort, self.max_turns, self._emit)
+        loop_task = asyncio.ensure_future(run_loop(request))
+        watcher = asyncio.ensure_future(self.abort.wait())
+        error: BaseException | None = None
+        try:
+            await asyncio.wait({loop_task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if not loop_task.done():  # aborted: give the loop a moment to answer its calls
+                await asyncio.wait({loop_task}, timeout=self.grace)
+            if not loop_task.done():
+                loop_task.cancel()
+                await asyncio.wait({loop_task})
+            if not loop_task.cancelled():
+                error = loop_task.exception()
+        except asyncio.CancelledError:
+            self.abort.abort(STOPPED_FROM_OUTSIDE)
+            loop_task.cancel()
+            await asyncio.wait({loop_task})
+            raise
+        finally:
+            watcher.cancel()
+            self.finished_at = time.monotonic()
+            self._final = self._conclude(error)
+            if self.state == "running":
+                self.state = "finished"
+
+    def _emit(self, message: Any) -> None:
+        if self.state not in ("running",) or self._final is not None:
+            return  # a late message from a loop that was already stopped
+        item = as_message_dicts([message])[0]
+        self.transcript.append(item)
+        self._emitted_at.append(time.monotonic())
+        if item["role"] == "assistant":
+            self.turns += 1
+        elif isinstance(item["content"], list):
+            self.tool_use_count += sum(1 for b in item["content"] if b.get("type") == "tool_result" and not b.get("is_error"))
+        if len(self.transcript) >= self.max_messages:
+            self._record(Boundary("max_messages", detail=f"{len(self.transcript)} messages"))
+
+    def _record(self, boundary: Boundary) -> None:
+        if self._stop is None:
+            self._stop = boundary
+        self.abort.abort(SPECULATION_BOUNDARY)
+
+    def _conclude(self, error: BaseException | None) -> Boundary:
+        if self._stop is not None:
+            return self._stop
+        if error is not None:
+            return Boundary("error", detail=(str(error) or type(error).__name__)[:200])
+        if self.abort.aborted:
+            return Boundary("aborted", detail=self.abort.reason or "")
+        last = self.transcript[-1] if self.transcript else None
+        if last is not None and last["role"] == "assistant" and not _has_tool_use(last):
+            return Boundary("complete")
+        kind: BoundaryKind = "max_turns" if self.turns >= self.max_turns else "incomplete"
+        return Boundary(kind, detail=f"{self.turns} turns")
+
+    # -- looking at it -----------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self._task is not None and self._task.done()
+
+    @property
+    def boundary(self) -> Boundary | None:
+        """Where it stopped; None while it is still running."""
+        return self._final
+
+    @property
+    def time_spent(self) -> float:
+        return (self.finished_at or time.monotonic()) - self.started_at
+
+    async def wait(self) -> "Speculation":
+        """Until the forked loop has stopped (cancelling this wait does not stop it)."""
+        assert self._task is not None
+        await asyncio.shield(self._task)
+        return self
+
+    def changes(self) -> list[FileChange]:
+        self._require_open("list the changes of")
+        return self.overlay.changes()
+
+    def stop(self) -> None:
+        """Stop the run now (the user started typing); accept or reject it afterwards."""
+        if self._stop is None and self._final is None:
+            self._stop = Boundary("aborted", detail="stopped from outside")
+        self.abort.abort(STOPPED_FROM_OUTSIDE)
+
+    # -- deciding ------------------------------------------------------------------------------
+    async def accept(self) -> AcceptResult:
+        """Stop if running, copy the overlay back (all or nothing), return the clean messages.
+
+        Raises ``OverlayConflict`` naming every file that changed on disk meanwhile (its
+        bytes, mode or kind); nothing is written then (a commit that fails at the last
+        instant is undone; ``applied`` names any file the undo could not restore), and
+        the speculation stays open (reject it, or retry).
+        """
+        self._require_open("accept")
+        accepted_at = time.monotonic()
+        if not self.done:
+            self.stop()
+        await self.wait()
+        boundary = self._final
+        assert boundary is not None
+        kept = clean_with_sources(self.transcript, self.overlay.to_real)
+        if not boundary.complete:
+            kept = cut_to_continuable(kept)
+        changes = self.overlay.apply()
+        self._merge_file_state(changes)
+        self.overlay.discard()
+        self.state = "accepted"
+        saved = self._time_saved(kept, boundary, accepted_at)
+        return AcceptResult([m for m, _ in kept], changes, boundary, saved, not boundary.complete, self.tool_use_count)
+
+    def _time_saved(self, kept: list[tuple[dict[str, Any], int]], boundary: Boundary, accepted_at: float) -> float:
+        """Work the user will not wait for: up to the last message that was kept.
+
+        (Claude Code counts up to the accept or the boundary, which also counts work that
+        was then thrown away, such as a turn cut off mid-stream.)
+        """
+        if not kept:
+            return 0.0
+        until = boundary.completed_at if boundary.complete else self._emitted_at[kept[-1][1]]
+        return max(0.0, min(accepted_at, until) - self.started_at)
+
+    async def reject(self) -> None:
+        """Stop if running and delete the overlay; the real tree is left exactly as it was."""
+        if self.state == "rejected":
+            return
+        self._require_open("reject")
+        if not self.done:
+            self.stop()
+        await self.wait()
+        self.overlay.discard()
+        self.state = "rejected"
+
+    def _require_open(self, what: str) -> None:
+        if self.state in ("accepted", "rejected"):
+            raise RuntimeError(f"cannot {what} a speculation that was already {self.state}")
+
+    def _merge_file_state(self, changes: list[FileChange]) -> None:
+        """What the run read stays known to the session: Edit after accept needs no re-Read."""
+        main, overlay = self._main.context.file_state, self.overlay
+        changed = {c.path for c in changes}
+        for state in self.file_state.own_states():
+            if self.file_state.changed_since_read(state.path):
+                continue
+            if is_inside(state.path, overlay.tree):
+                real = overlay.real_path(os.path.relpath(state.path, overlay.tree))
+            elif is_inside(state.path, overlay.cwd) and os.path.relpath(state.path, overlay.cwd) not in changed:
+                real = state.path
+            else:
+                continue
+            if os.path.isfile(real):
+                main.record(real, partial=state.partial)
+
+    def __repr__(self) -> str:
+        where = self._final.describe() if self._final else "running"
+        return f"<Speculation {self.suggestion[:40]!r} {self.state} ({where}), {self.turns} turns>"
+
+
+def _has_tool_use(message: dict[str, Any]) -> bool:
+    content = message["content"]
+    return isinstance(content, list) and any(b.get("type") == "tool_use" for b in content)
+
+
+def _fork_scheduler(spec: Speculation, main: Scheduler, messages: list[dict[str, Any]]) -> Scheduler:
+    """The session's tools, hooks and cap, with the speculation's gate, abort and caches."""
+    source = main.registry
+    registry = ToolRegistry(gates=dict(source.gates), simple=source.simple, simple_tools=source.simple_tools)
+    for tool in source.full_pool:
+        registry.register(spec.gate.view(tool))
+    session_dir = os.path.realpath(main.context.session_dir)
+    if is_inside(session_dir, spec.overlay.cwd):  # large results must not land in cwd either
+        session_dir = os.path.join(spec.overlay.workdir, "session")
+    base = main.context
+    context = ToolContext(
+        spec.overlay.cwd,
+        abort=spec.abort,
+        file_state=spec.file_state,
+        permission_context=base.permission_context,
+        session_dir=session_dir,
+        session_id=base.session_id,
+        transcript_path=os.path.join(spec.overlay.workdir, "transcript.jsonl"),  # never the session's own file
+        registry=registry,
+        messages=messages,
+        options=dict(base.options),
+    )
+    return Scheduler(registry, permissions=spec.gate, hooks=main.hooks, max_concurrency=main.max_concurrency, context=context)
+
+
+def _default_root(main: Scheduler) -> str:
+    session = os.path.realpath(main.context.session_dir)
+    if is_inside(session, main.context.cwd):
+        return tempfile.gettempdir()
+    return os.path.join(session, "speculation")
+
+
+def start_speculation(
+    suggestion: str,
+    run_loop: RunLoop,
+    *,
+    scheduler: Scheduler,
+    messages: Sequence[Any] = (),
+    overlay_root: str | os.PathLike[str] | None = None,
+    allow_edits: bool = True,
+    max_turns: int = MAX_SPECULATION_TURNS,
+    max_messages: int = MAX_SPECULATION_MESSAGES,
+    grace: float = 5.0,
+) -> Speculation:
+    """Start speculating on ``suggestion`` now (as a task) and return the live run.
+
+    ``scheduler`` is the session's: its registry, permissions, hooks, cap, cwd and file
+    state are what the forked run starts from. ``messages`` is the conversation so far.
+    """
+    if not isinstance(suggestion, str) or not suggestion.strip():
+        raise ValueError("suggestion must be a non-empty string")
+    if not callable(run_loop):
+        raise TypeError(f"run_loop must be an async callable taking a LoopRequest, got {type(run_loop).__name__}")
+    if max_turns < 1 or max_messages < 1:
+        raise ValueError(f"max_turns and max_messages must be at least 1 (got {max_turns}, {max_messages})")
+    prompt = as_message_dicts(messages) + [{"role": "user", "content": [{"type": "text", "text": suggestion}]}]
+    overlay = Overlay(scheduler.context.cwd, overlay_root if overlay_root is not None else _default_root(scheduler))
+    spec = Speculation(suggestion, overlay, scheduler, max_turns=max_turns, max_messages=max_messages, grace=grace)
+    spec.gate.allow_edits = allow_edits
+    spec.scheduler = _fork_scheduler(spec, scheduler, prompt)
+    spec._task = asyncio.ensure_future(spec._drive(run_loop, prompt))
+    return spec
+
+
+async def speculate(suggestion: str, run_loop: RunLoop, **options: Any) -> Speculation:
+    """Run a speculation to its end (complete, or a boundary) and return it, undecided."""
+    return await start_speculation(suggestion, run_loop, **options).wait()

@@ -1,0 +1,113 @@
+"""The context every tool call gets: where it runs, how it stops, how it reports."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from ._abort import AbortSignal
+from ._filestate import FileStateCache
+
+__all__ = ["ToolContext", "ContextModifier", "ProgressSink"]
+
+ProgressSink = Callable[[str, Any], None]  # (tool_use_id, data)
+
+
+def _drop_progress(tool_use_id: str, data: Any) -> None:
+    return None
+
+
+class ToolContext:
+    """Shared session state plus the per-call parts (id, abort signal, progress sink).
+
+    One is built per run; ``for_call`` makes the per-call copy once, cheaply, so a
+    batch of 10,000 calls copies it 10,000 times and no more.
+    """
+
+    __slots__ = (
+        "cwd",
+        "abort",
+        "tool_use_id",
+        "file_state",
+        "permission_context",
+        "session_dir",
+        "session_id",
+        "transcript_path",
+        "registry",
+        "messages",
+        "options",
+        "_sink",
+    )
+
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        abort: AbortSignal | None = None,
+        file_state: FileStateCache | None = None,
+        permission_context: Any = None,
+        session_dir: str | os.PathLike[str] | None = None,
+        session_id: str | None = None,
+        transcript_path: str | os.PathLike[str] | None = None,
+        registry: Any = None,
+        messages: list[Any] | None = None,
+        options: dict[str, Any] | None = None,
+        progress: ProgressSink | None = None,
+        tool_use_id: str = "",
+    ) -> None:
+        self.cwd = str(Path(cwd or os.getcwd()).resolve())
+        self.abort = abort or AbortSignal()
+        self.tool_use_id = tool_use_id
+        self.file_state = file_state if file_state is not None else FileStateCache()
+        self.permission_context = permission_context
+        self.session_id = session_id or uuid.uuid4().hex[:12]
+        self.session_dir = Path(session_dir) if session_dir else Path(tempfile.gettempdir()) / "nbtoolsched-sessions" / self.session_id
+        # The session's JSONL transcript (what hooks get as ``transcript_path``); None until
+        # an agent loop writes one. Hooks of a bare scheduler run get a minimal one.
+        self.transcript_path = Path(transcript_path) if transcript_path else None
+        self.registry = registry
+        self.messages = messages if messages is not None else []
+        self.options = options if options is not None else {}
+        self._sink = progress or _drop_progress
+
+    def progress(self, data: Any) -> None:
+        """Report progress now; it reaches the consumer before the call finishes."""
+        self._sink(self.tool_use_id, data)
+
+    def for_call(self, tool_use_id: str, abort: AbortSignal, sink: ProgressSink | None = None) -> "ToolContext":
+        clone = object.__new__(ToolContext)
+        clone.cwd = self.cwd
+        clone.abort = abort
+        clone.tool_use_id = tool_use_id
+        clone.file_state = self.file_state
+        clone.permission_context = self.permission_context
+        clone.session_dir = self.session_dir
+        clone.session_id = self.session_id
+        clone.transcript_path = self.transcript_path
+        clone.registry = self.registry
+        clone.messages = self.messages
+        clone.options = self.options
+        clone._sink = sink if sink is not None else self._sink
+        return clone
+
+    def replace(self, **changes: Any) -> "ToolContext":
+        """A copy with some fields changed: what a context modifier returns."""
+        clone = self.for_call(self.tool_use_id, self.abort)
+        for name, value in changes.items():
+            if name not in ToolContext.__slots__ or name.startswith("_"):
+                raise AttributeError(f"ToolContext has no field {name!r}")
+            setattr(clone, name, value)
+        return clone
+
+    def resolve_path(self, path: str) -> str:
+        """A tool's path argument made absolute against cwd (no symlink resolution)."""
+        return os.path.normpath(os.path.join(self.cwd, os.path.expanduser(path)))
+
+    def __repr__(self) -> str:
+        return f"ToolContext(cwd={self.cwd!r}, tool_use_id={self.tool_use_id!r})"
+
+
+ContextModifier = Callable[[ToolContext], ToolContext]

@@ -1,0 +1,422 @@
+"""Bash: run a shell command in its own process group, streaming its output.
+
+Read-only (and so concurrency-safe and auto-allowed) is decided by the shell layer's
+tree-sitter analysis, failing closed. The command runs under ``bash -c`` in a new
+session, marked so that its descendants can be found even after they leave the group
+(``bash_processes``). When the call ends, by exit, timeout, abort or cancel, everything
+it started is stopped and the result says what was still running, and what could not
+be stopped. Claude Code leaves ``cmd &`` jobs of a foreground call running (orphaned,
+see anthropics/claude-code#93794); we stop them, since nothing here could manage them
+later. Output is kept bounded and throttled (``bash_output``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import shutil
+import signal
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..tool import INTERRUPT, AbortError, Decision, DecisionReason, Tool, ToolContext, ToolOutput, Validation
+from ._bash_output import ProgressThrottle, StreamCapture
+from ._bash_processes import MARKER_VAR, new_marker, stop_processes, stopped_note, survivors_note
+
+__all__ = ["BashTool", "BashInput", "BashResult", "DEFAULT_TIMEOUT_MS", "MAX_TIMEOUT_MS"]
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+TERM_GRACE_S = 0.3  # SIGTERM, then SIGKILL: the whole kill stays well under a second
+PIPE_GRACE_S = 2.0  # after the command exits, how long stray writers may keep its pipes open
+CHUNK = 65_536
+SHELL = "/bin/bash"
+
+_PROMPT = """Runs a bash command and returns its output (stdout, then stderr) and exit status.
+
+- The command runs in the session's working directory with no stdin; output lines stream as progress.
+- Default timeout 2 minutes (`timeout` in milliseconds, at most 600000); on timeout the command and
+  everything it started are killed.
+- Background processes (`cmd &`, nohup, setsid) are stopped when the command finishes.
+- Very large output is cut to its head and tail; the whole of it is saved to a file whose path is given.
+- Prefer the dedicated tools for files: Read, Edit, Write, Glob, Grep.
+- Read-only commands (ls, cat, git status, grep...) run in parallel with other read-only calls and
+  need no approval; anything else runs alone and may need permission.
+- Quote paths that contain spaces. Chain dependent commands with `&&`.
+- `run_in_background` is not supported."""
+
+
+class BashInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(description="The bash command to run")
+    timeout: int | None = Field(
+        default=None, ge=1, le=MAX_TIMEOUT_MS, description=f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})"
+    )
+    description: str | None = Field(default=None, description="A short description of what the command does (5-10 words)")
+    run_in_background: bool | None = Field(default=None, description="Not supported; leave unset")
+
+
+@dataclass(slots=True)
+class BashResult:
+    """What a command did: kept as the call's data for hooks and the trace."""
+
+    command: str
+    stdout: str = ""
+    stderr: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    notes: list[str] = field(default_factory=list)  # shown after the output
+    lead_notes: list[str] = field(default_factory=list)  # shown before it (the output was cut)
+    survivors: int = 0  # processes it started that could not be stopped
+
+
+# -- the shell layer, imported late and never trusted to be there -----------------------
+
+
+def _shell() -> Any:
+    try:
+        from .. import shell
+    except Exception:
+        return None
+    return shell if hasattr(shell, "analyze") else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_read_only(command: str) -> tuple[bool, str, bool]:
+    """The verdict on the command alone, and whether git runs (the repository decides then)."""
+    shell = _shell()
+    if shell is None:
+        raise LookupError("the shell analysis is not available")
+    verdict = shell.analyze(command)
+    return bool(verdict.read_only), str(getattr(verdict, "reason", "")), bool(getattr(verdict, "uses_git", True))
+
+
+def analyze_read_only(command: str, cwd: str | None = None) -> tuple[bool, str]:
+    """(read_only, reason) for ``command`` run in ``cwd``; any failure means not read-only.
+
+    git obeys the config of the repository it finds from its directory, and that config
+    can run programs (core.fsmonitor, diff textconv, filters...), so a git command is
+    read-only only once that repository is checked: without ``cwd``, it is not.
+    """
+    try:
+        read_only, reason, uses_git = _cached_read_only(command)
+        if not (read_only and uses_git):
+            return read_only, reason
+        if cwd is None:
+            return False, "git obeys its repository's config, and where the command runs is not known here"
+        verdict = _shell().analyze(command, cwd)
+        return bool(verdict.read_only), str(verdict.reason)
+    except Exception as err:
+        return False, f"the read-only analysis failed: {err}"
+
+
+def concurrency_safe(command: str) -> bool:
+    """Read-only as far as the command alone goes: for partitioning, which has no cwd.
+
+    It allows nothing by itself: every call still passes the permission step, which
+    checks the repository (a git command there that is not read-only needs approval).
+    """
+    try:
+        return _cached_read_only(command)[0]
+    except Exception:
+        return False
+
+
+def benign_exit(command: str, exit_code: int) -> bool:
+    shell = _shell()
+    if shell is None or not hasattr(shell, "is_benign_exit"):
+        return False
+    try:
+        return bool(shell.is_benign_exit(command, exit_code))
+    except Exception:
+        return False
+
+
+# -- the tool ------------------------------------------------------------------------------
+
+
+class BashTool(Tool):
+    name = "Bash"
+    description = _PROMPT
+    search_hint = "run shell commands, git, tests, build scripts"
+    input_model = BashInput
+    max_result_size_chars = 30_000
+    errors_cancel_siblings = True
+
+    def is_read_only(self, input: BashInput) -> bool:
+        return analyze_read_only(input.command)[0]  # no cwd: git commands are not
+
+    def is_read_only_in(self, input: BashInput, cwd: str) -> bool:
+        return analyze_read_only(input.command, cwd)[0]
+
+    def is_concurrency_safe(self, input: BashInput) -> bool:
+        return concurrency_safe(input.command)
+
+    async def validate_input(self, input: BashInput, ctx: ToolContext) -> Validation:
+        if input.run_in_background:
+            return Validation.fail(
+                "run_in_background is not supported here: run the command in the foreground "
+                f"(with a timeout of up to {MAX_TIMEOUT_MS} ms) or split the work into shorter commands."
+            )
+        if not input.command.strip():
+            return Validation.fail("command is empty: pass the bash command to run.")
+        if "\x00" in input.command:
+            return Validation.fail("command contains a NUL byte, which no shell can run.")
+        return Validation.OK  # type: ignore[attr-defined,no-any-return]
+
+    async def check_permissions(self, input: BashInput, ctx: ToolContext) -> Decision:
+        read_only, _ = analyze_read_only(input.command, ctx.cwd)
+        if read_only:
+            return Decision.allow(reason=DecisionReason("tool", "read-only command"))
+        return Decision.passthrough()
+
+    async def call(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
+        timeout_s = (input.timeout or DEFAULT_TIMEOUT_MS) / 1000
+        read_only = self.is_read_only_in(input, ctx.cwd)
+        with private_git_index(input.command, ctx.cwd, read_only) as index:
+            env = command_env(read_only=read_only, git_index=index)
+            result = await run_command(
+                input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress,
+                save_dir=ctx.session_dir / "tool-results",
+            )
+        return to_output(result, benign=result.exit_code is not None and benign_exit(input.command, result.exit_code))
+
+
+def command_env(*, read_only: bool, git_index: str | None = None) -> dict[str, str]:
+    """The caller's environment, made non-interactive; read-only git takes no optional locks
+    and, given ``git_index`` (see private_git_index), reads and refreshes only that copy."""
+    env = dict(os.environ)
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    if read_only:
+        env["GIT_OPTIONAL_LOCKS"] = "0"  # two parallel `git status` must not fight over index.lock
+        if git_index is not None:
+            env["GIT_INDEX_FILE"] = git_index
+    return env
+
+
+@contextlib.contextmanager
+def private_git_index(command: str, cwd: str, read_only: bool) -> Iterator[str | None]:
+    """A throw-away copy of the repository's index for a read-only git command, or None.
+
+    ``git diff`` and ``git describe --dirty`` rewrite a stale index (new stat data) even
+    with GIT_OPTIONAL_LOCKS=0, so a read-only command, or a speculation's rejected run,
+    would change .git/index. Given a copy (mtime kept: git's racy-entry check reads it)
+    they refresh that instead; it is removed afterwards.
+    """
+    index = _index_of(command, cwd) if read_only else None
+    if index is None:
+        yield None
+        return
+    scratch = tempfile.mkdtemp(prefix="nbtoolsched-index-")
+    try:
+        private: str | None = os.path.join(scratch, "index")
+        try:
+            shutil.copy2(index, private)
+        except FileNotFoundError:
+            pass  # no index yet: a missing file is an empty index either way
+        except OSError:
+            private = None  # unreadable: git cannot read it either, and will say so
+        yield private
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _index_of(command: str, cwd: str) -> str | None:
+    """The index file git would use for ``command`` in ``cwd`` (None: no git, no work tree)."""
+    try:
+        if not _cached_read_only(command)[2]:
+            return None
+        repo = _shell().find_repository(cwd)
+    except Exception:
+        return None
+    return repo.index if repo is not None and repo.work_tree is not None else None
+
+
+# -- running a command --------------------------------------------------------------------
+
+
+async def run_command(
+    command: str,
+    *,
+    cwd: str,
+    env: dict[str, str] | None = None,
+    timeout: float,
+    abort: Any = None,
+    progress: Callable[[Any], None] | None = None,
+    ignore: tuple[str, ...] = (INTERRUPT,),
+    save_dir: Path | None = None,
+) -> BashResult:
+    """Run ``command`` to completion, timeout or abort; everything it started is gone on return.
+
+    Raises ``AbortError`` when ``abort`` fires (for a reason not in ``ignore``: a new
+    user message does not stop a command) and ``CancelledError`` when cancelled, in
+    both cases after stopping every process it started. A stream that outgrows what is
+    kept in memory is written in full to a file in ``save_dir``.
+    """
+    if not os.path.isdir(cwd):
+        raise FileNotFoundError(f"the working directory {cwd} does not exist")
+    marker = new_marker()
+    env = {**(env if env is not None else os.environ), MARKER_VAR: marker}  # every descendant inherits it
+    proc = await _spawn(command, cwd, env, marker)
+    result = BashResult(command)
+    throttle = ProgressThrottle(progress) if progress is not None else None
+    stem = f"bash-{uuid.uuid4().hex[:12]}"
+    out, err = (StreamCapture(name, throttle, save_dir and save_dir / f"{stem}-{name}.txt") for name in ("stdout", "stderr"))
+    readers = [asyncio.ensure_future(out.pump(proc.stdout, CHUNK)), asyncio.ensure_future(err.pump(proc.stderr, CHUNK))]
+    aborted = asyncio.Event()
+    remove = abort.on_abort(lambda reason: reason in ignore or aborted.set()) if abort is not None else _noop
+    try:
+        outcome = await _wait(proc, aborted, timeout)
+        held = outcome == "exited" and not await _finish_readers(readers, PIPE_GRACE_S)
+        stopped = await stop_processes(proc, marker, TERM_GRACE_S)
+        if held or outcome != "exited":
+            await _give_up_reading(proc, readers)
+        if held:
+            result.notes.append("background processes kept the output open after the command exited; their later output is not included")
+        # On a timeout or an abort, stopping everything is what was asked: only failures are news.
+        notes = [stopped_note(stopped, "when the command finished") if outcome == "exited" else None, survivors_note(stopped)]
+        result.notes.extend(note for note in notes if note)
+        result.survivors = len(stopped.survivors)
+        if outcome == "aborted":
+            raise AbortError(abort.reason if abort is not None else "aborted")
+        if outcome == "timeout":
+            result.timed_out = True
+    except BaseException:
+        await _cleanup(proc, readers, marker)
+        raise
+    finally:
+        remove()
+        if throttle is not None:
+            throttle.flush()
+        out.close()
+        err.close()
+    result.stdout, result.stderr = out.text(), err.text()
+    result.lead_notes = [n for n in (out.notice(), err.notice()) if n]
+    result.exit_code = proc.returncode
+    return result
+
+
+async def _wait(proc: asyncio.subprocess.Process, aborted: asyncio.Event, timeout: float) -> str:
+    """Which came first: the command's exit, the abort, or the timeout."""
+    exited = asyncio.ensure_future(_until_exit(proc))
+    stopped = asyncio.ensure_future(aborted.wait())
+    try:
+        done, _ = await asyncio.wait({exited, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (exited, stopped):
+            task.cancel()
+    if exited in done:
+        return "exited"
+    return "aborted" if stopped in done else "timeout"
+
+
+async def _until_exit(proc: asyncio.subprocess.Process, poll: float = 0.02) -> int:
+    """The leader's exit, not waiting for its pipes (``proc.wait`` also waits for EOF,
+    which a background child that escaped the group could hold off forever)."""
+    while proc.returncode is None:
+        await asyncio.sleep(poll)
+    return proc.returncode
+
+
+async def _finish_readers(readers: list[asyncio.Future[None]], grace: float) -> bool:
+    _, pending = await asyncio.wait(readers, timeout=grace)
+    return not pending
+
+
+async def _give_up_reading(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:
+    """Everything was signalled: read what is still buffered, then close the pipes."""
+    if not await _finish_readers(readers, 1.0):
+        _stop_reading(proc, readers)
+
+
+async def _spawn(command: str, cwd: str, env: dict[str, str], marker: str) -> asyncio.subprocess.Process:
+    """Start the shell in its own process group; a cancel during the start still stops everything.
+
+    Cancelling ``create_subprocess_exec`` itself would kill only the shell and then wait
+    for its pipes, which a background child (``sleep 120 &``) can hold for minutes. So the
+    start is shielded, and a cancel that arrives meanwhile stops the lot after it.
+    """
+    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+        SHELL, "-c", command, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+    ))
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        try:
+            proc = await spawn
+        except Exception:
+            raise asyncio.CancelledError from None
+        await _cleanup(proc, [], marker)
+        raise
+
+
+async def _cleanup(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]], marker: str) -> None:
+    """On cancellation or an error: stop everything, stop reading; shielded so it completes."""
+    async def go() -> None:
+        await stop_processes(proc, marker, TERM_GRACE_S)
+        _stop_reading(proc, readers)
+        await asyncio.gather(*readers, return_exceptions=True)
+
+    task = asyncio.ensure_future(go())
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task  # finish the kill even if cancelled again; it is bounded
+        raise
+
+
+def _stop_reading(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:
+    """Give up on pipes held open by a process we could not stop: stop reading, close them."""
+    for reader in readers:
+        reader.cancel()
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+# -- the result the model reads ----------------------------------------------------------
+
+
+def to_output(result: BashResult, *, benign: bool = False) -> ToolOutput:
+    lead = [f"({note})" for note in result.lead_notes]
+    body = _join(*lead, result.stdout, result.stderr)
+    notes = [f"({note})" for note in result.notes]
+    code = result.exit_code
+    if result.timed_out:
+        killed = "with everything it started" if not result.survivors else "but not everything it started could be stopped"
+        text = _join(f"Command timed out and was killed ({killed}).", body, *notes)
+        return ToolOutput(result, content=text, is_error=True, exit_code=code)
+    if code == 0:
+        return ToolOutput(result, content=_join(body, *notes), exit_code=0)
+    if code is not None and code < 0:
+        text = _join(f"Command was killed by signal {_signal_name(-code)}.", *lead, result.stderr, result.stdout, *notes)
+        return ToolOutput(result, content=text, is_error=True, exit_code=code)
+    if benign:
+        text = _join(body, f"(exit code {code}: for this command that is an ordinary answer, not a failure)", *notes)
+        return ToolOutput(result, content=text, exit_code=code)
+    text = _join(f"Exit code {code}", *lead, result.stderr, result.stdout, *notes)
+    return ToolOutput(result, content=text, is_error=True, exit_code=code)
+
+
+def _join(*parts: str) -> str:
+    return "\n".join(p.rstrip("\n") for p in parts if p and p.strip())
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def _noop() -> None:
+    return None
