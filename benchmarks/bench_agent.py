@@ -19,7 +19,8 @@ import statistics
 from dataclasses import dataclass
 
 import nbtoolsched as nts
-from nbtoolsched.agent import Agent, AgentResult, validate_transcript
+from nbtoolsched.agent._loop import Agent, AgentResult
+from nbtoolsched.agent._transcript import validate_transcript
 from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nbtoolsched.tool import ToolContext  # noqa: E402
-from nbtoolsched.tools.files import GlobTool, GrepTool  # noqa: E402
+from nbtoolsched.tool._context import ToolContext
+from nbtoolsched.tools.files._glob import GlobTool
+from nbtoolsched.tools.files._grep import GrepTool
 from nbtoolsched.tools.files._ripgrep import find_rg  # noqa: E402
 
 WORDS = "alpha beta gamma delta value result config handler request session cache token index".split()

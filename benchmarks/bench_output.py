@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import nbtoolsched as nts  # noqa: E402
-from nbtoolsched._registry import ToolRegistry  # noqa: E402
-from nbtoolsched.tools._bash import BashTool  # noqa: E402
+from nbtoolsched import ToolRegistry  # noqa: E402
+from nbtoolsched.tools import BashTool  # noqa: E402
 
 COMMANDS = {
     "1 line": "echo baseline",

@@ -26,7 +26,8 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nbtoolsched.shell import analyze, parse_command  # noqa: E402
+from nbtoolsched.shell._readonly import analyze
+from nbtoolsched.shell._parse import parse_command
 from tests.shell.corpus import CORPUS  # noqa: E402
 
 TARGET_MEDIAN_US = 100.0

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel
 
 import nbtoolsched as nts
-from nbtoolsched.agent import Agent
+from nbtoolsched.agent._loop import Agent
 from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
 from nbtoolsched.speculation import agent_loop, start_speculation
 

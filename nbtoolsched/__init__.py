@@ -3,10 +3,16 @@
 Give it a model's ``tool_use`` blocks; it finds each tool, checks the input, asks
 permission, runs what may run in parallel in parallel and the rest in order, streams
 progress, and hands back exactly one ``tool_result`` per ``tool_use``, in order.
+
+Everything a user writes or catches is exported here. The built-in tools live in
+``nbtoolsched.tools``, model adapters in ``nbtoolsched.models``, speculation in
+``nbtoolsched.speculation``; ``nbtoolsched.internals`` opens up the pieces the teaching
+notebooks take apart. Every other module is private (``_name.py``).
 """
 
-from .agent import Agent, AgentResult, TranscriptWriter, read_transcript, validate_transcript
-from .execution import CallOutcome, CallPipeline, PreparedCall
+from typing import Any
+
+from ._errors import CellError, ConfigurationError, NbtoolschedError, NotebookError, SessionError, TranscriptError
 from ._events import (
     AgentFinished,
     AgentStarted,
@@ -28,135 +34,80 @@ from ._events import (
     TurnFinished,
     TurnStarted,
 )
-from ._messages import (
-    Message,
-    TextBlock,
-    ToolReferenceBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    parse_block,
-    parse_blocks,
-)
+from ._messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from ._registry import DuplicateToolError, ToolRegistry
+from ._session_log import TranscriptWriter, read_transcript
+from .agent._loop import Agent, AgentResult
+from .agent._transcript import InvalidTranscript, validate_transcript
+from .execution._pipeline import CallOutcome
 from .models import ScriptedModel, Turn
-from .permissions import ApprovalAnswer, ApprovalBroker, HookRunner, Hooks, PermissionGate, Permissions
-from ._registry import ToolRegistry
-from .speculation import Overlay, Speculation, SpeculationPipeline, speculate
-from .scheduling import (
-    Batch,
-    RunHandle,
-    Scheduler,
-    StreamingToolExecutor,
-    Trace,
-    max_tool_use_concurrency,
-    merge_capped,
-    partition_tool_calls,
-    run_tools,
-)
+from .models._protocol import ModelError
+from .permissions._approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest
+from .permissions._base import ApprovalDeferred
+from .permissions._engine import Permissions
+from .permissions._errors import PermissionConfigError
+from .permissions._hooks import Hooks
+from .permissions._problems import HookWarning, RuleWarning, SettingsWarning
+from .scheduling._engine import RunResult, StreamingToolExecutor
+from .scheduling._handle import RunHandle
+from .scheduling._partition import Batch, partition_tool_calls
+from .scheduling._scheduler import DEFAULT, Scheduler
+from .scheduling._trace import Trace
+from .shell._model import ShellParseError
+from .speculation import OverlayConflict, Speculation, speculate
+from .tool._abort import INTERRUPT, USER_ABORT, AbortError, AbortSignal
+from .tool._base import ReadOnlyTool, Tool, ToolOutput, Validation
+from .tool._context import ToolContext
+from .tool._decision import Decision
+from .tool._decorator import tool
 from .tools import default_registry
-from .tool import (
-    AbortError,
-    AbortSignal,
-    Decision,
-    DecisionReason,
-    FileStateCache,
-    Tool,
-    ToolContext,
-    ToolOutput,
-    Validation,
-    tool,
-)
+from .tools.mcp._config import McpConfigError
 
 __version__ = "0.1.0"
 
+__all__ = [
+    # tools
+    "Tool", "ReadOnlyTool", "tool", "ToolContext", "ToolOutput", "Validation", "Decision",
+    "ToolRegistry", "default_registry",
+    # content blocks
+    "Message", "TextBlock", "ToolUseBlock", "ToolResultBlock",
+    # running calls
+    "Scheduler", "DEFAULT", "RunHandle", "RunResult", "CallOutcome", "StreamingToolExecutor",
+    "Batch", "partition_tool_calls", "Trace", "AbortSignal", "INTERRUPT", "USER_ABORT",
+    # events (match on the class) and the state of one call
+    "RunStarted", "RunFinished", "CallQueued", "CallStarted", "ApprovalAsked", "ApprovalAnswered",
+    "ProgressEvent", "ProgressDropped", "ResultEvent", "ContextEvent", "AgentStarted", "TurnStarted",
+    "TextDelta", "ModelBlock", "ModelFinished", "StreamFailed", "TurnFinished", "AgentFinished", "CallState",
+    # permissions
+    "Permissions", "Hooks", "ApprovalBroker", "ApprovalAnswer", "ApprovalRequest",
+    # agents, models, transcripts, speculation
+    "Agent", "AgentResult", "ScriptedModel", "Turn", "AnthropicModel",
+    "TranscriptWriter", "read_transcript", "validate_transcript", "speculate", "Speculation",
+    # errors and warnings
+    "NbtoolschedError", "ConfigurationError", "PermissionConfigError", "McpConfigError", "DuplicateToolError",
+    "ModelError", "TranscriptError", "InvalidTranscript", "ApprovalDeferred", "OverlayConflict", "AbortError",
+    "ShellParseError", "NotebookError", "CellError", "SessionError",
+    "SettingsWarning", "HookWarning", "RuleWarning",
+]
 
-def __getattr__(name: str) -> object:
+
+def __getattr__(name: str) -> Any:
     """Heavy parts load on first use: the Anthropic SDK takes seconds to import."""
     if name == "AnthropicModel":
-        from .models import AnthropicModel
+        from .models._anthropic import AnthropicModel
 
         return AnthropicModel
     raise AttributeError(f"module 'nbtoolsched' has no attribute {name!r}")
 
-__all__ = [
-    "AgentFinished",
-    "AgentStarted",
-    "ApprovalAnswered",
-    "ApprovalAsked",
-    "CallQueued",
-    "CallStarted",
-    "ModelBlock",
-    "ModelFinished",
-    "ProgressDropped",
-    "RunFinished",
-    "RunStarted",
-    "StreamFailed",
-    "TextDelta",
-    "TurnFinished",
-    "TurnStarted",
-    "AbortError",
-    "AbortSignal",
-    "Agent",
-    "AgentResult",
-    "AnthropicModel",
-    "ApprovalAnswer",
-    "ApprovalBroker",
-    "Batch",
-    "CallOutcome",
-    "CallPipeline",
-    "CallState",
-    "ContextEvent",
-    "Decision",
-    "DecisionReason",
-    "default_registry",
-    "FileStateCache",
-    "HookRunner",
-    "Hooks",
-    "max_tool_use_concurrency",
-    "merge_capped",
-    "Message",
-    "Overlay",
-    "parse_block",
-    "parse_blocks",
-    "partition_tool_calls",
-    "PermissionGate",
-    "Permissions",
-    "PreparedCall",
-    "ProgressEvent",
-    "read_transcript",
-    "ResultEvent",
-    "run_tools",
-    "RunHandle",
-    "Scheduler",
-    "ScriptedModel",
-    "speculate",
-    "Speculation",
-    "SpeculationPipeline",
-    "StreamingToolExecutor",
-    "TextBlock",
-    "Tool",
-    "tool",
-    "ToolContext",
-    "ToolOutput",
-    "ToolReferenceBlock",
-    "ToolRegistry",
-    "ToolResultBlock",
-    "ToolUseBlock",
-    "Trace",
-    "TranscriptWriter",
-    "Turn",
-    "validate_transcript",
-    "Validation",
-]
 
-
-def load_ipython_extension(ipython):  # type: ignore[no-untyped-def]
+def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext nbtoolsched``: imports the notebook layer only now, never at import time."""
     from .notebook import load_ipython_extension as load
 
     load(ipython)
 
 
-def unload_ipython_extension(ipython):  # type: ignore[no-untyped-def]
+def unload_ipython_extension(ipython: Any) -> None:
     from .notebook import unload_ipython_extension as unload
 
     unload(ipython)

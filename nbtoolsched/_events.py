@@ -5,7 +5,8 @@ the notebook panel all speak it. Match on the class (``case CallStarted():``); `
 names the class as a string, for JSON lines and quick filters. One reducer,
 ``CallState.apply``, turns one call's events into what a panel row or a timeline shows.
 
-Events are cheap, slotted dataclasses, built only when someone listens.
+Events are cheap, slotted dataclasses, built only when someone listens (emitters check
+``if events:`` on the ``RunEvents`` fan-out first).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union
+from typing import Any, Callable, ClassVar, Iterable, Union
 
 __all__ = [
     "AgentFinished",
@@ -27,11 +28,13 @@ __all__ = [
     "ContextEvent",
     "Event",
     "EVENT_TYPES",
+    "Listener",
     "ModelBlock",
     "ModelFinished",
     "ProgressDropped",
     "ProgressEvent",
     "ResultEvent",
+    "RunEvents",
     "RunFinished",
     "RunStarted",
     "SchedulerEvent",
@@ -288,6 +291,35 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return repr(value)
+
+
+# -- passing events on --------------------------------------------------------------------
+Listener = Callable[[Any], None]
+
+
+class RunEvents:
+    """Fan-out of events to whoever listens (a Trace, a panel, a stream), with the run's clock."""
+
+    __slots__ = ("listeners", "clock")
+
+    def __init__(self, listeners: Iterable[Listener] = (), clock: Callable[[], float] | None = None) -> None:
+        self.listeners: list[Listener] = list(listeners)
+        self.clock = clock if clock is not None else time.monotonic
+
+    def __bool__(self) -> bool:
+        return bool(self.listeners)
+
+    def emit(self, event: Any) -> None:
+        for listener in tuple(self.listeners):
+            try:
+                listener(event)
+            except Exception:  # a broken viewer must never break a run
+                pass
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener) if listener in self.listeners else None
+
 
 
 # -- the reducer ---------------------------------------------------------------------------

@@ -7,16 +7,19 @@ tools, with deferred ones reduced to a one-line summary until ToolSearch loads t
 
 from __future__ import annotations
 
+from ._errors import ConfigurationError
+
 from typing import Any, Callable, Iterable, Iterator
 
-from .tool import FunctionTool, Tool
+from .tool._decorator import FunctionTool
+from .tool._base import Tool
 
 __all__ = ["ToolRegistry", "DuplicateToolError"]
 
 SIMPLE_MODE_TOOLS = frozenset({"Bash", "Read", "Edit"})
 
 
-class DuplicateToolError(ValueError):
+class DuplicateToolError(ConfigurationError):
     pass
 
 

@@ -16,8 +16,8 @@ from typing import Iterable
 from IPython.display import SVG
 
 from nbtoolsched import Trace
-from nbtoolsched.scheduling._timeline import render_svg_timeline
-from nbtoolsched._events import CallState
+from nbtoolsched.internals import render_svg_timeline
+from nbtoolsched import CallState
 
 __all__ = [
     "scratch_project", "spans", "overlapped", "start_order", "finish_order", "describe_run", "timeline", "flow_diagram",

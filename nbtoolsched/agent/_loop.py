@@ -30,14 +30,19 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Literal
 
-from ..execution import CallOutcome, discovered_tools
+from ..execution._pipeline import CallOutcome
+from ..execution._prepare import discovered_tools
 from ..execution._results import error_result
 from .._messages import Block, TextBlock, ToolResultBlock, ToolUseBlock
 from .._registry import ToolRegistry
 from .._events import AgentFinished, AgentStarted, ModelBlock, ModelFinished, StreamFailed, TextDelta, TurnFinished, TurnStarted
-from ..scheduling import RunEvents, Scheduler, StreamingToolExecutor, Trace, TrackedTool
+from .._events import RunEvents
+from ..scheduling._trace import Trace
+from ..scheduling._scheduler import Scheduler
+from ..scheduling._engine import StreamingToolExecutor, TrackedTool
 from .._session_log import TranscriptWriter, transcript_file_for
-from ..tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
+from ..tool._abort import INTERRUPT, USER_ABORT, AbortSignal
+from ..tool._context import ToolContext
 from . import _texts as texts
 from ..models._assembler import FinishedBlock, StreamAssembler
 from ..models._protocol import Model, ModelError

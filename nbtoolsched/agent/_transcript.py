@@ -8,6 +8,8 @@ twice); no message is empty.
 
 from __future__ import annotations
 
+from .._errors import TranscriptError
+
 from typing import Any, Iterable
 
 from .._messages import Block, Message
@@ -15,7 +17,7 @@ from .._messages import Block, Message
 __all__ = ["InvalidTranscript", "transcript_problems", "validate_transcript", "answer_dangling", "as_dict"]
 
 
-class InvalidTranscript(ValueError):
+class InvalidTranscript(TranscriptError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("invalid transcript:\n" + "\n".join(f"- {p}" for p in problems))
         self.problems = problems

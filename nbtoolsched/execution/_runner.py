@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from .._events import ApprovalAnswered, ApprovalAsked, CallStarted
-from . import CallOutcome, CallPipeline, PreparedCall
-from ..tool import ToolContext
-from ..scheduling._trace import RunEvents
+from ._pipeline import CallOutcome, CallPipeline
+from ._prepare import PreparedCall
+from ..tool._context import ToolContext
+from .._events import RunEvents
 
 __all__ = ["apply_modifier", "execute_call", "should_cancel", "traced_approver"]
 

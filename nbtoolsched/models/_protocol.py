@@ -11,6 +11,8 @@ tool the moment its block is complete.
 
 from __future__ import annotations
 
+from .._errors import NbtoolschedError
+
 from typing import Any, AsyncIterator, Literal, Protocol, runtime_checkable
 
 __all__ = ["Model", "ModelError", "ErrorKind", "RETRYABLE_KINDS", "kind_for_status", "kind_for_error_type"]
@@ -31,7 +33,7 @@ ErrorKind = Literal[
 RETRYABLE_KINDS = frozenset({"overloaded", "rate_limited", "api_error", "stream_error", "connection"})
 
 
-class ModelError(Exception):
+class ModelError(NbtoolschedError):
     """A model call failed; ``kind`` says how, ``retryable`` whether trying again may help."""
 
     def __init__(

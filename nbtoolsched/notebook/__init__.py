@@ -18,31 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._cellparse import CellError, IdMaker, parse_cell
-from ._diffview import DiffView
 from ._magics import ToolMagics
-from ._panel import RunPanel
-from ._pump import Handoff, UIPump
-from ._run import NotebookRun, TimelineView
-from ._session import NotebookSession, SessionError
+from .._errors import SessionError
+from ._session import NotebookSession
 
-__all__ = [
-    "CellError",
-    "DiffView",
-    "Handoff",
-    "IdMaker",
-    "NotebookRun",
-    "NotebookSession",
-    "RunPanel",
-    "SessionError",
-    "TimelineView",
-    "ToolMagics",
-    "UIPump",
-    "get_session",
-    "load_ipython_extension",
-    "parse_cell",
-    "unload_ipython_extension",
-]
+__all__ = ["get_session", "load_ipython_extension", "unload_ipython_extension"]
 
 _state: dict[str, Any] = {}
 

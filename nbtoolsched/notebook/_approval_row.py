@@ -12,7 +12,7 @@ from typing import Callable
 
 import ipywidgets as widgets
 
-from ..permissions import ApprovalAnswer, ApprovalRequest
+from ..permissions._approvals import ApprovalAnswer, ApprovalRequest
 from ._render import RowView, rows_table_html
 
 __all__ = ["ApprovalRow"]

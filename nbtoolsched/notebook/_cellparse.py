@@ -9,6 +9,8 @@ literal ``$``). Pure: no IPython here, so it is tested on its own.
 
 from __future__ import annotations
 
+from .._errors import CellError
+
 import difflib
 import json
 import re
@@ -26,10 +28,6 @@ MAX_DEPTH = 100  # containers inside containers
 MAX_VALUES = 100_000  # values, counting each YAML alias and $name as everything it stands for
 # Brackets outside quoted strings ('...' too: a flow-style YAML body also starts with "{").
 _JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\']*\'|[\[\]{}]')
-
-
-class CellError(ValueError):
-    """A cell body that cannot become tool calls; the message is shown as is."""
 
 
 class IdMaker:

@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 import ipywidgets as widgets
 
-from ..permissions import ApprovalAnswer, ApprovalBroker
-from ..scheduling import RunHandle
+from ..permissions._approvals import ApprovalAnswer, ApprovalBroker
+from ..scheduling._handle import RunHandle
 from ..scheduling._timeline import render_svg_timeline
 from ._approval_row import ApprovalRow
 from ._pump import UIPump

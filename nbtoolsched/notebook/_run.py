@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Generator
 
-from ..execution import CallOutcome
+from ..execution._pipeline import CallOutcome
 from .._messages import ToolResultBlock
-from ..scheduling import RunHandle
+from ..scheduling._handle import RunHandle
 from ..scheduling._timeline import render_svg_timeline, render_text_timeline
 from ..scheduling._trace import Trace
-from ..tool import USER_ABORT, AbortSignal
+from ..tool._abort import USER_ABORT, AbortSignal
 
 __all__ = ["NotebookRun", "TimelineView"]
 

@@ -8,17 +8,22 @@ the scheduling itself is the scheduler's.
 
 from __future__ import annotations
 
+from .._errors import SessionError
+
 import asyncio
 import logging
 import os
 from typing import Any, Mapping
 
-from ..permissions import ApprovalBroker, PermissionConfigError, Permissions, policy_from_env
+from ..permissions._approvals import ApprovalBroker, policy_from_env
+from ..permissions._errors import PermissionConfigError
+from ..permissions._engine import Permissions
 from ..permissions._modes import MODES
 from .._registry import ToolRegistry
-from ..scheduling import DEFAULT, Scheduler
-from ..scheduling._concurrency import max_tool_use_concurrency
-from ..tool import USER_ABORT, Tool
+from ..scheduling._scheduler import DEFAULT, Scheduler
+from ..scheduling._engine import max_tool_use_concurrency
+from ..tool._abort import USER_ABORT
+from ..tool._base import Tool
 from ._cellparse import IdMaker, parse_cell
 from ._interrupt import InterruptGuard
 from ._panel import RunPanel
@@ -29,10 +34,6 @@ __all__ = ["NotebookSession", "POLICIES", "SessionError", "tool_rows"]
 
 log = logging.getLogger(__name__)
 POLICIES = ("ask", "allow", "deny", "defer")
-
-
-class SessionError(ValueError):
-    """A setting or request the session cannot take; the message is shown as is."""
 
 
 def _broker_policy(policy: str) -> str:

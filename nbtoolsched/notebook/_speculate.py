@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..speculation import LoopRequest, RunLoop
+from ..speculation._loop import LoopRequest, RunLoop
 
 __all__ = ["model_loop", "start_view"]
 
 
 def model_loop(model: Any) -> RunLoop:
     """A speculation loop driving ``model`` through the Agent (the agent layer does the turns)."""
-    from ..agent import Agent
+    from ..agent._loop import Agent
 
     async def run(request: LoopRequest) -> None:
         agent = Agent(model, request.scheduler, messages=list(request.messages), max_turns=request.max_turns)

@@ -14,10 +14,14 @@ in Claude Code, and the notice travels with the call's outcome for the person to
 
 from __future__ import annotations
 
+from .._errors import NbtoolschedError
+
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..tool import Decision, DecisionReason, Tool, ToolContext
+from ..tool._decision import Decision, DecisionReason
+from ..tool._base import Tool
+from ..tool._context import ToolContext
 
 __all__ = [
     "HookEvent",
@@ -152,7 +156,7 @@ class HookRunner(Protocol):
     async def post_tool_use_failure(self, event: HookEvent) -> PostToolUseOutcome: ...
 
 
-class ApprovalDeferred(Exception):
+class ApprovalDeferred(NbtoolschedError):
     """Raised by a gate under the headless ``defer`` policy: nobody can answer now.
 
     The scheduler records the call as pending (serialisable) instead of running it, and

@@ -13,8 +13,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..shell import parse_command
-from ..tool import Decision, DecisionReason, Tool
+from ..shell._parse import parse_command
+from ..tool._decision import Decision, DecisionReason
+from ..tool._base import Tool
 from ._matching import (
     content_rule_matches,
     domain_rule_matches,

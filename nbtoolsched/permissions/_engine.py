@@ -24,7 +24,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from ..tool import AbortError, Decision, DecisionReason, Tool, ToolContext
+from ..shell._parse import subcommand_strings
+from ..tool._abort import AbortError
+from ..tool._decision import Decision, DecisionReason
+from ..tool._base import Tool
+from ..tool._context import ToolContext
 from ._approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
 from ._base import ApprovalDeferred, HookEvent, PermissionRequest
 from ._checks import CallFacts, builtin_check, is_immune_ask, read_protection, shell_field, tool_kind
@@ -43,11 +47,7 @@ RuleSpec = str | Mapping[str, Any] | PermissionRule
 
 
 def default_splitter(command: str) -> list[str] | None:
-    """The shell package's splitter; None (so: ask) when it is missing or cannot split."""
-    try:
-        from ..shell import subcommand_strings
-    except ImportError:
-        return None
+    """The shell layer's splitter; None (so: ask) when it cannot split."""
     try:
         return subcommand_strings(command)
     except Exception:  # noqa: BLE001 - a parser failure means "cannot tell": fail closed

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from .._errors import ConfigurationError
+
 __all__ = ["PermissionConfigError"]
 
 
-class PermissionConfigError(ValueError):
+class PermissionConfigError(ConfigurationError):
     """A rule, mode, settings file or hook that cannot be used as written.
 
     Raised at load time so a typo never turns into a rule that silently matches

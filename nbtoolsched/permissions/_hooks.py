@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Union
 
 from .._session_log import TranscriptWriter, read_transcript, transcript_file_for
-from ..tool import Decision, DecisionReason
+from ..tool._decision import Decision, DecisionReason
 from ._base import (
     HookEvent,
     HookNotice,
@@ -445,7 +445,7 @@ def _condition_holds(rule: PermissionRule, event: HookEvent) -> bool:
 
 def _subcommands(command: str) -> list[str] | None:
     try:
-        from ..shell import subcommand_strings
+        from ..shell._parse import subcommand_strings
 
         return subcommand_strings(command)
     except Exception:  # noqa: BLE001 - cannot parse: the hook runs

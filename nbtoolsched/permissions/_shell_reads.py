@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..shell import Word, parse_command
+from ..shell._parse import Word, parse_command
 from ..shell._allowlists import FLAG_COMMANDS
 from ..shell._flags import parse_flags
 

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
-from ..shell import strip_env_prefix, strip_wrappers
+from ..shell._parse import strip_env_prefix, strip_wrappers
 
 __all__ = [
     "ShellPattern",

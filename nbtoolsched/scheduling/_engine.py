@@ -28,24 +28,27 @@ place) turns "ended by an abort" into a result.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import deque
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, AsyncIterator, Iterator, Literal, Union
+from typing import Any, AsyncIterator, Iterator, Literal, Sequence, Union
 
-from ..execution import CallOutcome, CallPipeline, PreparedCall, prepare_call, stopped_outcome
+from ..execution._pipeline import CallOutcome, CallPipeline, stopped_outcome
+from ..execution._prepare import PreparedCall, prepare_call
 from ..execution._pipeline import error_outcome
 from ..execution._results import error_result
 from .._events import CallQueued, ContextEvent, ProgressEvent, ResultEvent, RunFinished, RunStarted
 from .._messages import Block
 from .._registry import ToolRegistry
-from ..tool import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortSignal, ToolContext
+from ..tool._abort import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortSignal
+from ..tool._context import ToolContext
 from ..execution._runner import apply_modifier, execute_call, should_cancel
-from ._concurrency import max_tool_use_concurrency, running_loop
 from ._partition import type_name
-from ._trace import RunEvents
+from .._events import RunEvents
 
-__all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFTER_DEFERRAL", "PROGRESS_BACKLOG", "result_event"]
+__all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFTER_DEFERRAL", "PROGRESS_BACKLOG", "result_event", "RunResult", "run_tools",
+           "DEFAULT_MAX_CONCURRENCY", "ENV_MAX_CONCURRENCY", "max_tool_use_concurrency", "running_loop"]
 
 ToolState = Literal["queued", "executing", "completed", "yielded"]
 Update = Union[ProgressEvent, CallOutcome]
@@ -55,6 +58,31 @@ NOT_STARTED_AFTER_DEFERRAL = "Not run yet: an earlier call in this batch is wait
 # event is dropped, and the reader is told how many with a ProgressEvent whose data is
 # {"dropped": n}, ahead of the ones kept. Results are never dropped.
 PROGRESS_BACKLOG = 1000
+
+
+DEFAULT_MAX_CONCURRENCY = 10
+ENV_MAX_CONCURRENCY = "NBTOOLSCHED_MAX_TOOL_USE_CONCURRENCY"  # Claude Code's is CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY
+
+
+def running_loop(what: str) -> asyncio.AbstractEventLoop:
+    """The running loop, or a clear error: a task made without one would never run."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(
+            f"{what} starts tasks on the running event loop, and none is running: call it from async code "
+            "(a notebook cell, or a coroutine under asyncio.run)"
+        ) from None
+
+
+def max_tool_use_concurrency(value: int | str | None = None) -> int:
+    """The cap: explicit value, else the env var, else 10; 0, negative or junk mean 10."""
+    raw: Any = value if value is not None else os.environ.get(ENV_MAX_CONCURRENCY, "")
+    try:
+        cap = int(str(raw).strip())
+    except ValueError:
+        return DEFAULT_MAX_CONCURRENCY
+    return cap if cap > 0 else DEFAULT_MAX_CONCURRENCY
 
 
 @dataclass(slots=True)
@@ -501,3 +529,33 @@ def result_event(outcome: CallOutcome, batch: int = 0, time: float = 0.0) -> Res
     """A finished call as the event listeners and ``Scheduler.stream`` consumers see."""
     return ResultEvent(outcome.tool_use_id, outcome.tool_name, outcome.result, outcome.status, outcome.attachments,
                        outcome.prevent_continuation, outcome.stop_reason, time, batch, outcome.is_error, outcome)
+
+
+@dataclass(slots=True)
+class RunResult:
+    outcomes: list[CallOutcome]  # one per call, in block order
+    context: ToolContext  # after every context modifier
+    state: Any = None  # a RunState when the run stopped for deferred approvals
+    trace: Any = None  # the run's Trace, when the scheduler records one
+
+
+async def run_tools(
+    calls: Sequence[PreparedCall],
+    pipeline: CallPipeline,
+    ctx: ToolContext,
+    *,
+    cap: int | None = None,
+    events: RunEvents | None = None,
+    registry: ToolRegistry | None = None,
+    cancel_on_shell_error: bool = False,
+    stop_after_deferred: bool = True,
+) -> RunResult:
+    """Run prepared calls to the end; one outcome per call, in order, and the final context."""
+    executor = StreamingToolExecutor(
+        registry if registry is not None else ctx.registry or ToolRegistry(), pipeline, ctx, cap=cap, events=events,
+        cancel_on_shell_error=cancel_on_shell_error, stop_after_deferred=stop_after_deferred,
+    )
+    async with executor:
+        for call in calls:
+            executor.add_prepared(call)
+    return RunResult(executor.outcomes(), executor.context)

@@ -6,10 +6,12 @@ import asyncio
 from typing import Any, Callable, Generator
 
 from .._events import CallState
-from ..execution import CallOutcome, PreparedCall
+from ..execution._pipeline import CallOutcome
+from ..execution._prepare import PreparedCall
 from .._messages import ToolResultBlock
-from ..tool import USER_ABORT, AbortSignal
-from ._trace import Listener, RunEvents, Trace
+from ..tool._abort import USER_ABORT, AbortSignal
+from .._events import Listener, RunEvents
+from ._trace import Trace
 
 __all__ = ["RunHandle"]
 

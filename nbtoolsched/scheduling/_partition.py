@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..execution import PreparedCall, prepare_calls
+from ..execution._prepare import PreparedCall, prepare_calls
 from .._messages import Block
 from .._registry import ToolRegistry
 

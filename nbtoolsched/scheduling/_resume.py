@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..execution import CallOutcome, PreparedCall
+from ..execution._pipeline import CallOutcome
+from ..execution._prepare import PreparedCall
 from .._messages import ToolResultBlock, block_to_dict, parse_block
 from ..permissions._approvals import ApprovalAnswer, ApprovalRequest
 from ..permissions._base import ApprovalDeferred

@@ -23,19 +23,20 @@ import enum
 import os
 from typing import Any, AsyncIterator, Iterable, Mapping
 
-from ..execution import CallOutcome, CallPipeline, PreparedCall, discovered_tools, prepare_calls
+from ..execution._pipeline import CallOutcome, CallPipeline
+from ..execution._prepare import PreparedCall, discovered_tools, prepare_calls
 from .._events import ContextEvent, ProgressEvent, SchedulerEvent
 from .._messages import ToolResultBlock
 from ..permissions._base import HookRunner, PermissionGate
 from .._registry import ToolRegistry
-from ..tool import AbortSignal, ToolContext
-from ._batch import ToolRunResult
-from ._concurrency import max_tool_use_concurrency, running_loop
+from ..tool._abort import AbortSignal
+from ..tool._context import ToolContext
 from ._handle import RunHandle
 from ._partition import Batch, block_list, partition_prepared
 from ._resume import RunState, resumed_approver
-from ._engine import StreamingToolExecutor, result_event
-from ._trace import RunEvents, Trace
+from ._engine import RunResult, StreamingToolExecutor, max_tool_use_concurrency, result_event, running_loop
+from .._events import RunEvents
+from ._trace import Trace
 
 __all__ = ["Scheduler", "DEFAULT", "Default"]
 
@@ -173,7 +174,7 @@ class Scheduler:
         abort: AbortSignal | None = None,
         cancel_on_shell_error: bool = False,
         events: RunEvents | None = None,
-    ) -> ToolRunResult:
+    ) -> RunResult:
         """Run a batch: every outcome in block order, the final context, the trace, and a
         ``RunState`` to resume from when approvals were deferred."""
         items = block_list(blocks, "Scheduler.run_outcomes()")
@@ -191,7 +192,7 @@ class Scheduler:
         if trace is not None:
             self.last_trace = trace
         outcomes = executor.outcomes()
-        return ToolRunResult(outcomes, executor.context, RunState.capture(items, calls, outcomes), trace)
+        return RunResult(outcomes, executor.context, RunState.capture(items, calls, outcomes), trace)
 
     async def resume(
         self,
@@ -200,7 +201,7 @@ class Scheduler:
         *,
         context: ToolContext | None | Default = DEFAULT,
         abort: AbortSignal | None = None,
-    ) -> ToolRunResult:
+    ) -> RunResult:
         """Go on with a run that stopped for approvals: finished calls are not run again.
 
         ``answers`` maps tool_use_id to an ``ApprovalAnswer`` (or its dict form). Calls
@@ -218,7 +219,7 @@ class Scheduler:
             elif key in saved.results:
                 merged.append(CallOutcome(key, str(block.get("name", "?")), saved.finished_result(key), "completed"))
         state_after = RunState.capture(saved.blocks, self.prepare(saved.blocks), merged)
-        return ToolRunResult(merged, result.context, state_after, result.trace)
+        return RunResult(merged, result.context, state_after, result.trace)
 
     async def stream(
         self,

@@ -1,4 +1,4 @@
-"""Passing events to listeners, and the trace: a bounded record of a run.
+"""The trace: a bounded record of a run.
 
 Every run can record one. It feeds timelines drawn afterwards and replay (JSON lines on
 disk); live views listen to the events directly. With no listener attached, a run
@@ -8,43 +8,15 @@ builds no event at all (emitters check ``if events:`` first).
 from __future__ import annotations
 
 import json
-import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from .._events import CallState, ContextEvent, ProgressDropped, ProgressEvent, ResultEvent, event_from_dict, event_to_dict
 
-__all__ = ["RunEvents", "Trace", "PROGRESS_KEPT", "Listener"]
+__all__ = ["Trace", "PROGRESS_KEPT"]
 
 PROGRESS_KEPT = 50  # per call, a trace keeps its first and its last this many progress events
-
-Listener = Callable[[Any], None]
-
-
-class RunEvents:
-    """Fan-out of events to whoever listens (a Trace, a panel, a stream), with the run's clock."""
-
-    __slots__ = ("listeners", "clock")
-
-    def __init__(self, listeners: Iterable[Listener] = (), clock: Callable[[], float] | None = None) -> None:
-        self.listeners: list[Listener] = list(listeners)
-        self.clock = clock if clock is not None else time.monotonic
-
-    def __bool__(self) -> bool:
-        return bool(self.listeners)
-
-    def emit(self, event: Any) -> None:
-        for listener in tuple(self.listeners):
-            try:
-                listener(event)
-            except Exception:  # a broken viewer must never break a run
-                pass
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self.listeners.append(listener)
-        return lambda: self.listeners.remove(listener) if listener in self.listeners else None
-
 
 class Trace:
     """A recorded run; attach with ``events.subscribe(trace.record)``.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .._errors import NbtoolschedError
+
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -138,7 +140,7 @@ class ParsedCommand:
         return None if self.status_index is None else self.commands[self.status_index]
 
 
-class ShellParseError(ValueError):
+class ShellParseError(NbtoolschedError, ValueError):
     """The command has syntax tree-sitter could not parse; never guess around it."""
 
     def __init__(self, command: str, errors: Sequence[str]) -> None:

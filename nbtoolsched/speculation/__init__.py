@@ -6,55 +6,24 @@ outside cwd) stops the run at a recorded boundary. ``accept`` copies the overlay
 all or nothing, refusing files that changed on disk meanwhile; ``reject`` deletes it.
 """
 
-from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
-from ._filestate import LayeredFileState
-from ._gate import PATH_KEYS, READ_TOOLS, WRITE_TOOLS, SpeculationGate, is_read_tool, is_shell_tool, is_write_tool
-from ._loop import AgentFactory, LoopRequest, RunLoop, ScriptedTurn, agent_loop, scripted_loop
-from ._overlay import Conflict, FileChange, Overlay, OverlayConflict, PathOutsideCwd
-from ._pipelining import SpeculationPipeline, Suggester
-from ._safefs import Snapshot, UnsafePath
-from ._speculation import (
-    MAX_SPECULATION_MESSAGES,
-    MAX_SPECULATION_TURNS,
-    AcceptResult,
-    Speculation,
-    speculate,
-    start_speculation,
-)
-from ._transcript import clean_transcript, cut_to_continuable
+from ._boundary import Boundary, BoundaryKind
+from ._loop import ScriptedTurn, agent_loop, scripted_loop
+from ._overlay import FileChange, Overlay, OverlayConflict
+from ._pipelining import SpeculationPipeline
+from ._speculation import MAX_SPECULATION_TURNS, AcceptResult, Speculation, speculate, start_speculation
 
 __all__ = [
     "AcceptResult",
-    "AgentFactory",
     "Boundary",
     "BoundaryKind",
-    "Conflict",
     "FileChange",
-    "LayeredFileState",
-    "LoopRequest",
-    "MAX_SPECULATION_MESSAGES",
     "MAX_SPECULATION_TURNS",
     "Overlay",
     "OverlayConflict",
-    "PATH_KEYS",
-    "PathOutsideCwd",
-    "READ_TOOLS",
-    "RunLoop",
-    "SPECULATION_BOUNDARY",
     "ScriptedTurn",
-    "Snapshot",
     "Speculation",
-    "SpeculationGate",
     "SpeculationPipeline",
-    "Suggester",
-    "UnsafePath",
-    "WRITE_TOOLS",
     "agent_loop",
-    "clean_transcript",
-    "cut_to_continuable",
-    "is_read_tool",
-    "is_shell_tool",
-    "is_write_tool",
     "scripted_loop",
     "speculate",
     "start_speculation",

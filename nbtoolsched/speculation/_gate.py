@@ -17,7 +17,10 @@ import os
 from typing import Any, Callable
 
 from ..permissions._base import PermissionGate, PermissionRequest
-from ..tool import AbortSignal, Decision, DecisionReason, Tool, ToolContext, Validation
+from ..tool._abort import AbortSignal
+from ..tool._decision import Decision, DecisionReason
+from ..tool._base import Tool, Validation
+from ..tool._context import ToolContext
 from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
 from ._overlay import Overlay, PathOutsideCwd
 from ._safefs import UnsafePath

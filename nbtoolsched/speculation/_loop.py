@@ -13,8 +13,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol, Sequence
 
-from ..scheduling import Scheduler
-from ..tool import AbortSignal
+from ..scheduling._scheduler import Scheduler
+from ..tool._abort import AbortSignal
 
 __all__ = ["AgentFactory", "LoopRequest", "RunLoop", "ScriptedTurn", "agent_loop", "scripted_loop", "sleep_unless_aborted"]
 

@@ -9,6 +9,8 @@ refuses, naming them, files that changed on disk since the overlay copied them.
 
 from __future__ import annotations
 
+from .._errors import NbtoolschedError
+
 import difflib
 import os
 import shutil
@@ -44,7 +46,7 @@ class Conflict:
         return f"{self.path}: {self.reason}"
 
 
-class OverlayConflict(Exception):
+class OverlayConflict(NbtoolschedError):
     """Accept was refused: the real tree changed under these files.
 
     Nothing was written, unless ``applied`` names files: those were copied back and

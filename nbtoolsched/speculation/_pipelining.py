@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, Sequence
 
-from ..scheduling import Scheduler
+from ..scheduling._scheduler import Scheduler
 from ._loop import RunLoop
 from ._speculation import AcceptResult, Speculation, start_speculation
 from ._transcript import as_message_dicts

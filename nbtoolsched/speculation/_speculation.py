@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Sequence
 
 from .._registry import ToolRegistry
-from ..scheduling import Scheduler
-from ..tool import ToolContext
+from ..scheduling._scheduler import Scheduler
+from ..tool._context import ToolContext
 from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
 from ._filestate import LayeredFileState
 from ._gate import SpeculationGate

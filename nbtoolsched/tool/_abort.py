@@ -7,6 +7,8 @@ lazily (walking up the chain), so a run of 10,000 calls leaves no listeners behi
 
 from __future__ import annotations
 
+from .._errors import NbtoolschedError
+
 import asyncio
 from typing import Callable
 
@@ -19,7 +21,7 @@ USER_ABORT = "user_abort"  # Esc, Ctrl+C, a kernel interrupt, a rejected prompt
 STREAMING_FALLBACK = "streaming_fallback"
 
 
-class AbortError(Exception):
+class AbortError(NbtoolschedError):
     """Raised inside a tool when its signal aborted and it chose to stop."""
 
 

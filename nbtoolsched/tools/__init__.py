@@ -10,27 +10,39 @@ import os
 from typing import Any, Iterable
 
 from .._registry import ToolRegistry
-from ..tool import Tool
+from ..tool._base import Tool
 from ._bash import BashTool
 from ._sleep import SleepTool
 from ._toolsearch import ToolSearchTool
 from ._webfetch import WebFetchTool
+from .files import FILE_TOOLS, EditTool, GlobTool, GrepTool, NotebookEditTool, ReadTool, WriteTool
+from .mcp._config import McpServerConfig, parse_mcp_config
+from .mcp._manager import McpManager, connect_mcp_servers
+from .mcp._tool import McpTool
 
-__all__ = ["BUILTIN_TOOLS", "BashTool", "SleepTool", "ToolSearchTool", "WebFetchTool", "default_registry", "builtin_tools"]
+__all__ = [
+    "BUILTIN_TOOLS",
+    "BashTool",
+    "EditTool",
+    "GlobTool",
+    "GrepTool",
+    "McpManager",
+    "McpServerConfig",
+    "McpTool",
+    "NotebookEditTool",
+    "ReadTool",
+    "SleepTool",
+    "ToolSearchTool",
+    "WebFetchTool",
+    "WriteTool",
+    "builtin_tools",
+    "connect_mcp_servers",
+    "default_registry",
+    "parse_mcp_config",
+]
 
 
-def _file_tools() -> tuple[type[Tool] | Tool, ...]:
-    """The file tools (Read, Write, Edit, Glob, Grep, NotebookEdit), when that package exists."""
-    try:
-        from .files import FILE_TOOLS
-    except ImportError as err:
-        if err.name != f"{__name__}.files":
-            raise  # the package exists but is broken: say so rather than silently lose tools
-        return ()
-    return tuple(FILE_TOOLS)
-
-
-BUILTIN_TOOLS: tuple[type[Tool] | Tool, ...] = (BashTool, WebFetchTool, ToolSearchTool, SleepTool, *_file_tools())
+BUILTIN_TOOLS: tuple[type[Tool] | Tool, ...] = (BashTool, WebFetchTool, ToolSearchTool, SleepTool, *FILE_TOOLS)
 
 
 def builtin_tools() -> list[Tool]:

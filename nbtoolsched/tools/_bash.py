@@ -26,7 +26,12 @@ from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..tool import INTERRUPT, AbortError, Decision, DecisionReason, Tool, ToolContext, ToolOutput, Validation
+from ..shell._gitrepo import find_repository
+from ..shell._readonly import analyze, is_benign_exit
+from ..tool._abort import INTERRUPT, AbortError
+from ..tool._decision import Decision, DecisionReason
+from ..tool._base import Tool, ToolOutput, Validation
+from ..tool._context import ToolContext
 from ._bash_output import ProgressThrottle, StreamCapture
 from ._bash_processes import MARKER_VAR, new_marker, stop_processes, stopped_note, survivors_note
 
@@ -81,22 +86,11 @@ class BashResult:
 # -- the shell layer, imported late and never trusted to be there -----------------------
 
 
-def _shell() -> Any:
-    try:
-        from .. import shell
-    except Exception:
-        return None
-    return shell if hasattr(shell, "analyze") else None
-
-
 @functools.lru_cache(maxsize=4096)
 def _cached_read_only(command: str) -> tuple[bool, str, bool]:
     """The verdict on the command alone, and whether git runs (the repository decides then)."""
-    shell = _shell()
-    if shell is None:
-        raise LookupError("the shell analysis is not available")
-    verdict = shell.analyze(command)
-    return bool(verdict.read_only), str(getattr(verdict, "reason", "")), bool(getattr(verdict, "uses_git", True))
+    verdict = analyze(command)
+    return verdict.read_only, verdict.reason, verdict.uses_git
 
 
 def analyze_read_only(command: str, cwd: str | None = None) -> tuple[bool, str]:
@@ -112,8 +106,8 @@ def analyze_read_only(command: str, cwd: str | None = None) -> tuple[bool, str]:
             return read_only, reason
         if cwd is None:
             return False, "git obeys its repository's config, and where the command runs is not known here"
-        verdict = _shell().analyze(command, cwd)
-        return bool(verdict.read_only), str(verdict.reason)
+        verdict = analyze(command, cwd)
+        return verdict.read_only, verdict.reason
     except Exception as err:
         return False, f"the read-only analysis failed: {err}"
 
@@ -131,12 +125,9 @@ def concurrency_safe(command: str) -> bool:
 
 
 def benign_exit(command: str, exit_code: int) -> bool:
-    shell = _shell()
-    if shell is None or not hasattr(shell, "is_benign_exit"):
-        return False
     try:
-        return bool(shell.is_benign_exit(command, exit_code))
-    except Exception:
+        return is_benign_exit(command, exit_code)
+    except Exception:  # never let a parser failure turn a finished command into a crash
         return False
 
 
@@ -234,7 +225,7 @@ def _index_of(command: str, cwd: str) -> str | None:
     try:
         if not _cached_read_only(command)[2]:
             return None
-        repo = _shell().find_repository(cwd)
+        repo = find_repository(cwd)
     except Exception:
         return None
     return repo.index if repo is not None and repo.work_tree is not None else None

@@ -11,7 +11,9 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..tool import AbortError, ReadOnlyTool, ToolContext, ToolOutput
+from ..tool._abort import AbortError
+from ..tool._base import ReadOnlyTool, ToolOutput
+from ..tool._context import ToolContext
 
 __all__ = ["SleepTool", "SleepInput", "MAX_SLEEP_SECONDS"]
 

@@ -20,7 +20,8 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
+from ..tool._base import ReadOnlyTool, ToolOutput, Validation
+from ..tool._context import ToolContext
 
 __all__ = ["WebFetchTool", "WebFetchInput", "DomainRules", "html_to_text", "FetchError"]
 

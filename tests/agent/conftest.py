@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.permissions import PostToolUseOutcome, PreToolUseOutcome
+from nbtoolsched.permissions._base import PostToolUseOutcome, PreToolUseOutcome
 
 
 def make_registry(log: list[tuple[str, str]] | None = None) -> nts.ToolRegistry:

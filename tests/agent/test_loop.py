@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.agent import Agent, AgentResult, validate_transcript
+from nbtoolsched.agent._loop import Agent, AgentResult
+from nbtoolsched.agent._transcript import validate_transcript
 from nbtoolsched.agent import _texts as texts
 from nbtoolsched.models import SCRIPT_FINISHED, ScriptedModel, Turn, text, tool_use
 

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nbtoolsched as nts
-from nbtoolsched.agent import Agent, validate_transcript
+from nbtoolsched.agent._loop import Agent
+from nbtoolsched.agent._transcript import validate_transcript
 from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
 
 from .conftest import make_registry

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.agent import Agent, validate_transcript
+from nbtoolsched.agent._loop import Agent
+from nbtoolsched.agent._transcript import validate_transcript
 from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
-from nbtoolsched.permissions import CommandHook, Hooks
+from nbtoolsched.permissions._hooks import CommandHook, Hooks
 from nbtoolsched._session_log import TranscriptWriter, read_transcript
 
 AUDIT_HOOK = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "project" / ".claude" / "hooks" / "audit-from-transcript.sh"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbtoolsched.agent import InvalidTranscript, answer_dangling, transcript_problems, validate_transcript
+from nbtoolsched.agent._transcript import InvalidTranscript, answer_dangling, transcript_problems, validate_transcript
 from nbtoolsched._messages import Message
 
 

@@ -8,7 +8,8 @@ import nbtoolsched as nts
 from nbtoolsched._events import ProgressDropped, ProgressEvent, ResultEvent
 from nbtoolsched._registry import ToolRegistry
 from nbtoolsched.scheduling._engine import PROGRESS_BACKLOG as STREAM_PROGRESS_CAP
-from nbtoolsched.scheduling._trace import PROGRESS_KEPT, RunEvents, Trace
+from nbtoolsched._events import RunEvents
+from nbtoolsched.scheduling._trace import PROGRESS_KEPT, Trace
 
 from .conftest import block
 

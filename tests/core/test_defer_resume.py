@@ -3,7 +3,8 @@
 import json
 
 import nbtoolsched as nts
-from nbtoolsched.permissions import ApprovalAnswer, ApprovalBroker, Permissions
+from nbtoolsched.permissions._approvals import ApprovalAnswer, ApprovalBroker
+from nbtoolsched.permissions._engine import Permissions
 
 from .conftest import Recorder, block
 

@@ -4,7 +4,8 @@ from typing import Any, AsyncIterator
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.scheduling import max_tool_use_concurrency
+from nbtoolsched.internals import merge_capped
+from nbtoolsched.scheduling._engine import max_tool_use_concurrency
 
 from .conftest import block
 
@@ -49,7 +50,7 @@ async def _gen(name: str, delays: list[float], log: list[str]) -> AsyncIterator[
 async def test_merge_interleaves_by_completion_and_keeps_order_within() -> None:
     log: list[str] = []
     gens = [_gen("a", [0.2, 0.2], log), _gen("b", [0.05, 0.05, 0.05], log)]
-    out = [x async for x in nts.merge_capped(gens, cap=5)]
+    out = [x async for x in merge_capped(gens, cap=5)]
     assert sorted(out) == ["a0", "a1", "b0", "b1", "b2"]
     assert out.index("b0") < out.index("a0")
     assert [x for x in out if x[0] == "a"] == ["a0", "a1"] and [x for x in out if x[0] == "b"] == ["b0", "b1", "b2"]
@@ -58,7 +59,7 @@ async def test_merge_interleaves_by_completion_and_keeps_order_within() -> None:
 async def test_merge_cap_starts_a_generator_only_when_one_finishes() -> None:
     log: list[str] = []
     gens = [_gen(n, [0.01], log) for n in "abc"]
-    out = [x async for x in nts.merge_capped(gens, cap=2)]
+    out = [x async for x in merge_capped(gens, cap=2)]
     assert len(out) == 3
     assert log.index("start c") > min(log.index("end a"), log.index("end b"))
 
@@ -71,7 +72,7 @@ async def test_merge_reads_one_item_ahead() -> None:
             produced.append(i)
             yield i
 
-    merged = nts.merge_capped([counting()], cap=1)
+    merged = merge_capped([counting()], cap=1)
     first = await merged.__anext__()
     await asyncio.sleep(0.01)
     assert first == 0 and produced == [0, 1]  # the next item was requested before the first was used

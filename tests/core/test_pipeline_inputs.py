@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import BaseModel
 
 import nbtoolsched as nts
-from nbtoolsched.permissions import PostToolUseOutcome, PreToolUseOutcome
+from nbtoolsched.permissions._base import PostToolUseOutcome, PreToolUseOutcome
 
 
 class PathInput(BaseModel):

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nbtoolsched as nts
-from nbtoolsched.execution import CallOutcome
+from nbtoolsched.execution._pipeline import CallOutcome
 
 from .conftest import Recorder, SpyTool
 

@@ -134,19 +134,19 @@ class HookSpy:
         self.seen: list[tuple[str, Any]] = []
 
     async def pre_tool_use(self, event: Any) -> Any:
-        from nbtoolsched.permissions import PreToolUseOutcome
+        from nbtoolsched.permissions._base import PreToolUseOutcome
 
         self.seen.append(("pre", dict(event.tool_input)))
         return PreToolUseOutcome(**self.pre)
 
     async def post_tool_use(self, event: Any) -> Any:
-        from nbtoolsched.permissions import PostToolUseOutcome
+        from nbtoolsched.permissions._base import PostToolUseOutcome
 
         self.seen.append(("post", event.tool_response))
         return PostToolUseOutcome(additional_context=["post note"])
 
     async def post_tool_use_failure(self, event: Any) -> Any:
-        from nbtoolsched.permissions import PostToolUseOutcome
+        from nbtoolsched.permissions._base import PostToolUseOutcome
 
         self.seen.append(("failure", event.error))
         return PostToolUseOutcome()

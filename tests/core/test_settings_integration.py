@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 import nbtoolsched as nts
-from nbtoolsched.permissions import Permissions
+from nbtoolsched.permissions._engine import Permissions
 
 from .conftest import block
 

@@ -4,7 +4,7 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.execution import CallOutcome
+from nbtoolsched.execution._pipeline import CallOutcome
 
 from .conftest import Recorder, block
 

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.agent import Agent, validate_transcript
+from nbtoolsched.agent._loop import Agent
+from nbtoolsched.agent._transcript import validate_transcript
 from nbtoolsched.models import AnthropicModel, ModelError, collect
 
 from .conftest import ReplayServer, Reply

@@ -9,7 +9,8 @@ from collections import Counter
 import nbtoolsched as nts
 from nbtoolsched.notebook._panel import RunPanel
 from nbtoolsched.notebook._pump import Handoff, UIPump
-from nbtoolsched.permissions import ApprovalBroker, Permissions
+from nbtoolsched.permissions._approvals import ApprovalBroker
+from nbtoolsched.permissions._engine import Permissions
 
 from .conftest import wait_for
 

@@ -6,9 +6,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nbtoolsched.permissions import Permissions, PermissionRequest
-from nbtoolsched.shell import subcommand_strings
-from nbtoolsched.tool import Decision, DecisionReason, Tool, ToolContext
+from nbtoolsched.permissions._engine import Permissions
+from nbtoolsched.permissions._base import PermissionRequest
+from nbtoolsched.shell._parse import subcommand_strings
+from nbtoolsched.tool._decision import Decision, DecisionReason
+from nbtoolsched.tool._base import Tool
+from nbtoolsched.tool._context import ToolContext
 
 READ_ONLY_HEADS = {"ls", "cat", "grep", "echo", "pwd", "head", "wc", "cd"}
 READ_ONLY_GIT = {"log", "status", "diff"}
@@ -147,7 +150,7 @@ class RecordingApprover:
     """Answers every request the same way and remembers what was asked."""
 
     def __init__(self, answer=None) -> None:
-        from nbtoolsched.permissions import ApprovalAnswer
+        from nbtoolsched.permissions._approvals import ApprovalAnswer
 
         self.answer = answer or ApprovalAnswer.allow()
         self.requests = []

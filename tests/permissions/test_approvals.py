@@ -7,7 +7,9 @@ import threading
 
 import pytest
 
-from nbtoolsched.permissions import ApprovalAnswer, ApprovalBroker, ApprovalDeferred, ApprovalRequest, Permissions
+from nbtoolsched.permissions._approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest
+from nbtoolsched.permissions._base import ApprovalDeferred
+from nbtoolsched.permissions._engine import Permissions
 
 from .fakes import TOOLS, request_for
 

@@ -16,17 +16,13 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.permissions import (
-    CLAUDE_CODE_HOOK_EVENTS,
-    ApprovalAnswer,
-    ApprovalBroker,
-    ClassifierVerdict,
-    HookWarning,
-    PermissionConfigError,
-    Permissions,
-    RuleWarning,
-    SettingsWarning,
-)
+from nbtoolsched.permissions._hooks import HOOK_EVENTS
+from nbtoolsched.permissions._hooks import CLAUDE_CODE_HOOK_EVENTS
+from nbtoolsched.permissions._approvals import ApprovalAnswer, ApprovalBroker
+from nbtoolsched.permissions._classifier import ClassifierVerdict
+from nbtoolsched.permissions._problems import HookWarning, RuleWarning, SettingsWarning
+from nbtoolsched.permissions._errors import PermissionConfigError
+from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched._session_log import read_transcript
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
@@ -110,7 +106,7 @@ def test_every_claude_code_event_loads_and_an_unknown_one_is_a_warning(layout: t
     perms = load(proj, user)
     local = [w for w in perms.load_warnings if w.source.endswith("settings.local.json")]
     assert len(CLAUDE_CODE_HOOK_EVENTS) == 27
-    assert sorted(w.item for w in local if w.kind == "event_not_fired") == sorted(CLAUDE_CODE_HOOK_EVENTS - set(nts.permissions.HOOK_EVENTS))
+    assert sorted(w.item for w in local if w.kind == "event_not_fired") == sorted(CLAUDE_CODE_HOOK_EVENTS - set(HOOK_EVENTS))
     [unknown] = [w for w in local if w.kind == "unknown_event"]
     assert unknown.item == "PreToolUser" and "whole file" in unknown.message
     assert any(r.text == "Bash(curl:*)" and r.origin.endswith("settings.local.json") for r in perms.rules.of("deny"))

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from nbtoolsched.permissions import Permissions
-from nbtoolsched.tool import Decision, DecisionReason
+from nbtoolsched.permissions._engine import Permissions
+from nbtoolsched.tool._decision import Decision, DecisionReason
 
 from .fakes import outcome
 

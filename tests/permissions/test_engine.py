@@ -6,8 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nbtoolsched.permissions import ApprovalBroker, ClassifierVerdict, MODES, PermissionConfigError, PermissionGate, Permissions
-from nbtoolsched.tool import Decision, DecisionReason
+from nbtoolsched.permissions._approvals import ApprovalBroker
+from nbtoolsched.permissions._classifier import ClassifierVerdict
+from nbtoolsched.permissions._modes import MODES
+from nbtoolsched.permissions._errors import PermissionConfigError
+from nbtoolsched.permissions._base import PermissionGate
+from nbtoolsched.permissions._engine import Permissions
+from nbtoolsched.tool._decision import Decision, DecisionReason
 
 from .fakes import TOOLS, FakeMcp, RecordingApprover, outcome, request_for
 

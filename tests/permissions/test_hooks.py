@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from nbtoolsched.permissions import (
-    CommandHook, HookBlock, HookEvent, HookMatcher, Hooks, HookWarning, PermissionConfigError, Permissions, PythonHook,
-)
-from nbtoolsched.tool import ToolContext
+from nbtoolsched.permissions._hooks import CommandHook, HookBlock, HookMatcher, Hooks, PythonHook
+from nbtoolsched.permissions._base import HookEvent
+from nbtoolsched.permissions._problems import HookWarning
+from nbtoolsched.permissions._errors import PermissionConfigError
+from nbtoolsched.permissions._engine import Permissions
+from nbtoolsched.tool._context import ToolContext
 
 from .fakes import TOOLS, outcome
 

@@ -9,9 +9,11 @@ from typing import Any
 
 from nbtoolsched.execution._pipeline import CallPipeline
 from nbtoolsched.execution._prepare import prepare_call
-from nbtoolsched.permissions import ApprovalBroker, CommandHook, Hooks, Permissions
+from nbtoolsched.permissions._approvals import ApprovalBroker
+from nbtoolsched.permissions._hooks import CommandHook, Hooks
+from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched._registry import ToolRegistry
-from nbtoolsched.tool import ToolContext
+from nbtoolsched.tool._context import ToolContext
 
 from .fakes import FakeBash
 

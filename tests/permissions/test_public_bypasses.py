@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
+from nbtoolsched.internals import PythonHook
 from nbtoolsched.models._scripted import tool_use
 
 SECRET = "SECRET-7f3a"
@@ -74,7 +75,7 @@ def rewrite_command(new: str, decision: str | None = None):
 
 def hooks_with(fn: Any) -> nts.Hooks:
     hooks = nts.Hooks()
-    hooks.add("PreToolUse", nts.permissions.PythonHook(fn, name="rewriter"), "Bash")
+    hooks.add("PreToolUse", PythonHook(fn, name="rewriter"), "Bash")
     return hooks
 
 

@@ -8,15 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbtoolsched.permissions import (
-    PermissionConfigError,
-    RuleValue,
-    escape_rule_content,
-    format_rule,
-    make_rule,
-    parse_rule,
-    unescape_rule_content,
-)
+from nbtoolsched.permissions._errors import PermissionConfigError
+from nbtoolsched.permissions._rules import RuleValue, escape_rule_content, format_rule, make_rule, parse_rule, unescape_rule_content
 from nbtoolsched.permissions._matching import shell_rule_matches
 from nbtoolsched.permissions._paths import compile_path_pattern
 from nbtoolsched.permissions._shell_rules import compile_shell_pattern

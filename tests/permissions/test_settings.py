@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from nbtoolsched.permissions import PermissionConfigError, Permissions, load_settings, settings_files
+from nbtoolsched.permissions._errors import PermissionConfigError
+from nbtoolsched.permissions._engine import Permissions
+from nbtoolsched.permissions._settings import load_settings, settings_files
 
 from .fakes import outcome
 

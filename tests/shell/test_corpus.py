@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nbtoolsched.shell import analyze
+from nbtoolsched.shell._readonly import analyze
 
 from .corpus import CORPUS, REPOSITORY_CASES, RepositoryCase
 

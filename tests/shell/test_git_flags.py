@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from nbtoolsched.shell import analyze
+from nbtoolsched.shell._readonly import analyze
 from nbtoolsched.shell._allowlists import GIT_READONLY
 from nbtoolsched.tools._bash import command_env, private_git_index
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from nbtoolsched.shell import analyze, find_repository, repository_problem
+from nbtoolsched.shell._readonly import analyze
+from nbtoolsched.shell._gitrepo import find_repository, repository_problem
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")

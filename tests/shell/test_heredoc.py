@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbtoolsched.shell import analyze, parse_command
+from nbtoolsched.shell._readonly import analyze
+from nbtoolsched.shell._parse import parse_command
 from nbtoolsched.shell._heredoc import HeredocError, body_expansions, read_body, read_delimiter
 
 from .test_properties import _bash_runs, needs_bash

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbtoolsched.shell import (
-    ShellParseError, parse_command, split_command, strip_env_prefix, strip_wrappers,
-    subcommand_strings, wrapper_prefix_len,
-)
+from nbtoolsched.shell._parse import ShellParseError, parse_command, split_command, strip_env_prefix, strip_wrappers, subcommand_strings, wrapper_prefix_len
 
 
 def argvs(command: str) -> list[tuple[str, ...]]:

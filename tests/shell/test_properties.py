@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from nbtoolsched.shell import ReadOnlyVerdict, analyze, parse_command
+from nbtoolsched.shell._readonly import ReadOnlyVerdict, analyze
+from nbtoolsched.shell._parse import parse_command
 
 from .corpus import CORPUS
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nbtoolsched.shell import ReadOnlyVerdict, analyze, is_benign_exit, is_read_only
+from nbtoolsched.shell._readonly import ReadOnlyVerdict, analyze, is_benign_exit, is_read_only
 from nbtoolsched.shell._sed import sed_problem
 
 

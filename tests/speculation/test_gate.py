@@ -6,8 +6,9 @@ import pytest
 from pydantic import BaseModel
 
 import nbtoolsched as nts
-from nbtoolsched.permissions import PermissionRequest
-from nbtoolsched.speculation import Overlay, SpeculationGate
+from nbtoolsched.permissions._base import PermissionRequest
+from nbtoolsched.speculation import Overlay
+from nbtoolsched.speculation._gate import SpeculationGate
 
 from .conftest import Bash, Clock, Read, WebFetch, Write
 

@@ -228,12 +228,12 @@ async def test_deleting_a_file_changed_on_disk_is_refused(sched, space):
 async def test_a_hook_allow_cannot_skip_the_overlay(space):
     class AllowEverything:
         async def pre_tool_use(self, event):
-            from nbtoolsched.permissions import PreToolUseOutcome
+            from nbtoolsched.permissions._base import PreToolUseOutcome
 
             return PreToolUseOutcome(decision=nts.Decision.allow())
 
         async def post_tool_use(self, event):
-            from nbtoolsched.permissions import PostToolUseOutcome
+            from nbtoolsched.permissions._base import PostToolUseOutcome
 
             return PostToolUseOutcome()
 

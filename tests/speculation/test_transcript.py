@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbtoolsched.speculation import clean_transcript, cut_to_continuable
+from nbtoolsched.speculation._transcript import clean_transcript, cut_to_continuable
 
 
 def tu(i):

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+import nbtoolsched as nts
+from nbtoolsched import models
+from nbtoolsched.speculation import agent_loop, speculate
 
-agent_module = pytest.importorskip("nbtoolsched.agent", reason="the agent layer is not in this checkout")
-models = pytest.importorskip("nbtoolsched.models")
-
-from nbtoolsched.speculation import agent_loop, speculate  # noqa: E402
-
-from .conftest import tree_hash  # noqa: E402
+from .conftest import tree_hash
 
 
 def factory(model):
-    return lambda scheduler, messages, max_turns: agent_module.Agent(model, scheduler, messages=messages, max_turns=max_turns)
+    return lambda scheduler, messages, max_turns: nts.Agent(model, scheduler, messages=messages, max_turns=max_turns)
 
 
 async def test_agent_speculation_edits_in_overlay_and_accepts(sched, space):
@@ -49,7 +46,7 @@ async def test_agent_speculation_stops_at_a_boundary_with_a_valid_transcript(sch
     assert (spec.boundary.kind, spec.boundary.detail) == ("bash", "make install")
     assert model.turns_played == 1 and tree_hash(project) == before
     prompt = {"role": "user", "content": [{"type": "text", "text": "install"}]}
-    agent_module.validate_transcript([prompt, *spec.transcript])  # every tool_use answered
+    nts.validate_transcript([prompt, *spec.transcript])  # every tool_use answered
     result = await spec.accept()
     assert result.query_required and result.messages[-1]["role"] == "user"
     assert (project / "x.txt").read_text() == "x"

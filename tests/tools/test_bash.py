@@ -19,10 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import nbtoolsched as nts
-from nbtoolsched.permissions import ApprovalAnswer, ApprovalBroker, ApprovalRequest, PermissionRequest
+from nbtoolsched.permissions._approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest
+from nbtoolsched.permissions._base import PermissionRequest
 from nbtoolsched._registry import ToolRegistry
-from nbtoolsched.speculation import Overlay, SpeculationGate
-from nbtoolsched.tool import INTERRUPT, USER_ABORT, AbortSignal, ToolContext
+from nbtoolsched.speculation import Overlay
+from nbtoolsched.speculation._gate import SpeculationGate
+from nbtoolsched.tool._abort import INTERRUPT, USER_ABORT, AbortSignal
+from nbtoolsched.tool._context import ToolContext
 from nbtoolsched.tools import _bash as bash_module
 from nbtoolsched.tools import _bash_processes as bash_processes
 from nbtoolsched.tools._bash import BashInput, BashResult, BashTool, command_env, to_output
@@ -158,12 +161,11 @@ async def test_read_only_commands_are_safe_and_allowed(tmp_path: Path) -> None:
 
 
 def test_analysis_failure_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Broken:
-        def analyze(self, command: str) -> None:
-            raise RuntimeError("parser exploded")
+    def broken(command: str, cwd: str | None = None) -> None:
+        raise RuntimeError("parser exploded")
 
     bash_module._cached_read_only.cache_clear()
-    monkeypatch.setattr(bash_module, "_shell", lambda: Broken())
+    monkeypatch.setattr(bash_module, "analyze", broken)
     try:
         assert not BashTool().is_concurrency_safe(BashInput(command="ls"))
     finally:

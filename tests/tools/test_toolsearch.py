@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 import nbtoolsched as nts
-from nbtoolsched.execution import discovered_tools
+from nbtoolsched.execution._prepare import discovered_tools
 from nbtoolsched._messages import TextBlock, ToolReferenceBlock
 from nbtoolsched._registry import ToolRegistry
-from nbtoolsched.tool import Tool
+from nbtoolsched.tool._base import Tool
 from nbtoolsched.tools._bash import BashTool
 from nbtoolsched.tools._toolsearch import ToolSearchTool, name_parts, search_tools
 

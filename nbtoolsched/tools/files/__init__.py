@@ -6,27 +6,11 @@ Glob and Grep use ripgrep when its binary is found and a pure-Python engine that
 the same results otherwise (``GrepTool(engine="python")`` forces it).
 """
 
-from ._edit import EditInput, EditTool
-from ._glob import GlobInput, GlobTool
-from ._grep import GrepInput, GrepTool
-from ._notebook_edit import NotebookEditInput, NotebookEditTool
-from ._read import ReadInput, ReadTool
-from ._write import WriteInput, WriteTool
+from ._edit import EditTool
+from ._glob import GlobTool
+from ._grep import GrepTool
+from ._notebook_edit import NotebookEditTool
+from ._read import ReadTool
+from ._write import WriteTool
 
 FILE_TOOLS = [ReadTool, WriteTool, EditTool, GlobTool, GrepTool, NotebookEditTool]
-
-__all__ = [
-    "FILE_TOOLS",
-    "EditInput",
-    "EditTool",
-    "GlobInput",
-    "GlobTool",
-    "GrepInput",
-    "GrepTool",
-    "NotebookEditInput",
-    "NotebookEditTool",
-    "ReadInput",
-    "ReadTool",
-    "WriteInput",
-    "WriteTool",
-]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ...tool import Tool, ToolContext, ToolOutput, Validation
+from ...tool._base import Tool, ToolOutput, Validation
+from ...tool._context import ToolContext
 from ._paths import backfill_path, resolve
 
 __all__ = ["PathTool", "CheckedWriteTool"]

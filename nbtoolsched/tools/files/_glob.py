@@ -13,7 +13,8 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
+from ...tool._base import ReadOnlyTool, ToolOutput, Validation
+from ...tool._context import ToolContext
 from ._base import PathTool
 from ._globs import GlobSyntaxError, path_matcher
 from ._paths import display, missing_path_message, resolve

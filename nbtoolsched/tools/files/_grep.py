@@ -12,7 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool import ReadOnlyTool, ToolContext, ToolOutput, Validation
+from ...tool._base import ReadOnlyTool, ToolOutput, Validation
+from ...tool._context import ToolContext
 from ._base import PathTool
 from ._globs import split_glob_argument
 from ._paths import display, missing_path_message

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-from ...tool import AbortError, AbortSignal
+from ...tool._abort import AbortError, AbortSignal
 from ._walk import VCS_DIRS
 
 __all__ = ["find_rg", "run_rg", "RgRun", "BASE_FLAGS", "SearchTimeout"]

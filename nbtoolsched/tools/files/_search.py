@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Protocol, Sequence, TypeVar
 
-from ...tool import AbortSignal
+from ...tool._abort import AbortSignal
 from ._globs import GlobSyntaxError
 from ._ripgrep import BASE_FLAGS, VCS_GLOBS, RgRun, SearchTimeout, find_rg, run_rg
 from ._walk import VCS_DIRS, WalkFilter, walk_files

@@ -11,7 +11,8 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool import ToolContext, ToolOutput
+from ...tool._context import ToolContext
+from ...tool._base import ToolOutput
 from ._base import CheckedWriteTool
 from ._diff import diff_snippet
 from ._guard import remember_write, stale_read_error

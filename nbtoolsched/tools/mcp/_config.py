@@ -8,6 +8,8 @@ environment. Other transports are refused by name rather than ignored.
 
 from __future__ import annotations
 
+from ..._errors import ConfigurationError
+
 import json
 import os
 import re
@@ -21,7 +23,7 @@ __all__ = ["McpServerConfig", "McpConfigError", "parse_mcp_config", "normalize_n
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class McpConfigError(ValueError):
+class McpConfigError(ConfigurationError):
     """The configuration cannot be used; the message names the server and the field."""
 
 

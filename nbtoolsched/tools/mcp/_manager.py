@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from ...tool import ToolOutput
+from ...tool._base import ToolOutput
 from ._config import McpServerConfig, parse_mcp_config
 from ._tool import McpTool, content_blocks
 

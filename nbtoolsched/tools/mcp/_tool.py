@@ -11,7 +11,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..._messages import ImageBlock, TextBlock
-from ...tool import Tool, ToolContext, ToolOutput
+from ...tool._base import Tool, ToolOutput
+from ...tool._context import ToolContext
 from ._config import normalize_name
 from ._schema import arguments_of, model_from_schema
 

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.tools.files import FILE_TOOLS, GlobTool, GrepTool
+from nbtoolsched.tools.files import FILE_TOOLS
+from nbtoolsched.tools.files._glob import GlobTool
+from nbtoolsched.tools.files._grep import GrepTool
 from nbtoolsched.tools.files._ripgrep import find_rg
 
 _ids = itertools.count()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.tools.files import GrepTool
+from nbtoolsched.tools.files._grep import GrepTool
 from nbtoolsched.tools.files._ripgrep import find_rg
 
 

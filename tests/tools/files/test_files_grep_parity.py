@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nbtoolsched as nts
-from nbtoolsched.tools.files import GlobTool, GrepTool
+from nbtoolsched.tools.files._glob import GlobTool
+from nbtoolsched.tools.files._grep import GrepTool
 from nbtoolsched.tools.files._ripgrep import find_rg
 from nbtoolsched.tools.files._types import FILE_TYPES
 

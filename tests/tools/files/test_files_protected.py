@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.tools.files import GlobTool, GrepTool
+from nbtoolsched.tools.files._glob import GlobTool
+from nbtoolsched.tools.files._grep import GrepTool
 from nbtoolsched.tools.files._ripgrep import find_rg
 
 ENGINES = ["python"] + (["rg"] if find_rg() else [])

@@ -6,7 +6,7 @@ import os
 
 import nbformat
 
-from nbtoolsched.tools.files import ReadTool
+from nbtoolsched.tools.files._read import ReadTool
 from nbtoolsched.tools.files._read import MAX_FILE_BYTES, MAX_LINE_CHARS
 
 

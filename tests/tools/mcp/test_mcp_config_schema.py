@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from nbtoolsched._messages import ImageBlock, TextBlock
-from nbtoolsched.tools.mcp import McpConfigError, arguments_of, content_blocks, mcp_tool_name, model_from_schema, parse_mcp_config
+from nbtoolsched.tools.mcp._config import McpConfigError, parse_mcp_config
+from nbtoolsched.tools.mcp._schema import arguments_of, model_from_schema
+from nbtoolsched.tools.mcp._tool import content_blocks, mcp_tool_name
 
 # -- configuration ----------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import pytest_asyncio
 
 import nbtoolsched as nts
 from nbtoolsched._registry import ToolRegistry
-from nbtoolsched.tools.mcp import McpManager, connect_mcp_servers
+from nbtoolsched.tools.mcp._manager import McpManager, connect_mcp_servers
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.asyncio(loop_scope="module")]
 

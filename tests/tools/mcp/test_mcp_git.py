@@ -16,7 +16,7 @@ import pytest_asyncio
 
 import nbtoolsched as nts
 from nbtoolsched.tools import default_registry
-from nbtoolsched.tools.mcp import McpManager, connect_mcp_servers
+from nbtoolsched.tools.mcp._manager import McpManager, connect_mcp_servers
 
 # One server and one repository for the module: starting the server costs seconds.
 pytestmark = [pytest.mark.timeout(90), pytest.mark.asyncio(loop_scope="module")]
