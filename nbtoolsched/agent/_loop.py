@@ -283,7 +283,7 @@ class Agent:
     async def _stream(self, state: _TurnState, tools: list[dict[str, Any]], system: str | None) -> ModelError | None:
         """Play the model's answer into ``state``; an abort cancels it. Returns the failure, if any."""
         task = asyncio.ensure_future(self._consume(state, tools, system))
-        stop_watching = state.watch.on_abort(lambda reason: task.cancel())
+        stop_watching = state.watch.on_abort(lambda reason: task.cancel())  # the stream stops with the turn
         try:
             await task
         except asyncio.CancelledError:

@@ -78,10 +78,10 @@ def finish_content(
         return empty_output(tool_name)
     limit = threshold_for(max_chars)
     if math.isinf(limit):
-        return content  # type: ignore[no-any-return]
+        return content
     size = _size(content)
     if size is None or size <= limit:
-        return content  # type: ignore[no-any-return]
+        return content
     return persist_large_result(tool_use_id, content, size, session_dir) or content
 
 

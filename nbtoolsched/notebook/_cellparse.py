@@ -102,7 +102,8 @@ def _yaml_or(text: str, json_error: str | None) -> Any:
         return yaml.load(text, Loader=_CellLoader)  # noqa: S506 - a SafeLoader with limits
     except _TooMuch as err:
         mark = err.problem_mark
-        raise CellError(f"the cell {err.problem} (line {mark.line + 1}, column {mark.column + 1})") from None
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise CellError(f"the cell {err.problem}{where}") from None
     except yaml.YAMLError as err:
         if json_error:
             raise CellError(json_error) from None
@@ -138,7 +139,7 @@ class _CellLoader(yaml.SafeLoader):
             node = super().compose_node(parent, index)
             size = self._sizes.get(id(node))
             if size is None:
-                raise _TooMuch(problem=f"has an alias *{event.anchor} inside the value it names (a cycle)", problem_mark=event.start_mark)
+                raise _TooMuch(problem=f"has an alias *{event.anchor} inside the value it names (a cycle)", problem_mark=event.start_mark)  # type: ignore[arg-type]  # libyaml's Mark has the same fields
             self._count(size, event)
             return node
         nests = isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent))
@@ -331,8 +332,8 @@ def _fill_ids(blocks: list[dict[str, Any]], make_id: IdMaker) -> None:
     make_id.seen.update(taken)
     for block in blocks:
         if block["id"] is None:
-            block["id"] = make_id(taken)
-            taken.add(block["id"])
+            block["id"] = new_id = make_id(taken)
+            taken.add(new_id)
 
 
 def _kind(value: Any) -> str:

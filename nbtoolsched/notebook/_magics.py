@@ -17,6 +17,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..permissions._modes import MODES
+from ..permissions._rules import Behavior
 from ._cellparse import CellError
 from ._interrupt import is_interrupt
 from ._session import POLICIES, NotebookSession, SessionError, tool_rows
@@ -54,6 +55,13 @@ class ToolMagics(Magics):
         super().__init__(shell)
         self.session = session
 
+    @property
+    def namespace(self) -> dict[str, Any]:
+        """The notebook's variables (a registered magic always has its shell)."""
+        assert self.shell is not None
+        namespace: dict[str, Any] = self.shell.user_ns
+        return namespace
+
     # -- %%toolcall ---------------------------------------------------------------------------------
     @no_var_expand
     @magic_arguments()
@@ -76,7 +84,7 @@ class ToolMagics(Magics):
         if args.delay is not None and not args.stream:
             raise UsageError("--delay only applies with --stream")
         try:
-            blocks = self.session.parse(cell, self.shell.user_ns)
+            blocks = self.session.parse(cell, self.namespace)
             run = self.session.submit(
                 blocks, stream=args.stream, delay=0.25 if args.delay is None else args.delay, mode=args.mode,
                 max_concurrency=args.max_concurrency, policy=args.policy,
@@ -85,7 +93,7 @@ class ToolMagics(Magics):
         except (CellError, SessionError, TypeError, ValueError) as err:
             raise UsageError(str(err)) from None
         if args.name:
-            self.shell.user_ns[args.name] = run
+            self.namespace[args.name] = run
         return run
 
     # -- %tools -------------------------------------------------------------------------------------------
@@ -122,10 +130,11 @@ class ToolMagics(Magics):
             if rest:
                 session.set_mode(rest)
             return TextView(f"mode: {session.permissions.mode}")
-        if command in ("allow", "deny", "ask"):
+        behavior = _BEHAVIORS.get(command)
+        if behavior is not None:
             if not rest:
                 raise UsageError(f"%toolsched {command} needs a rule, e.g. %toolsched {command} Bash(git log:*)")
-            return TextView(f"{command} rule added: {session.add_rule(command, rest)}")
+            return TextView(f"{command} rule added: {session.add_rule(behavior, rest)}")
         if command == "concurrency":
             session.set_concurrency(_int(rest, "%toolsched concurrency"))
             return TextView(f"max concurrency: {session.max_concurrency}")
@@ -162,9 +171,9 @@ class ToolMagics(Magics):
     def _lookup(self, name: str, what: str) -> Any:
         if not name.isidentifier():
             raise UsageError(f"{what} needs a variable name, got {name!r}")
-        if name not in self.shell.user_ns:
+        if name not in self.namespace:
             raise UsageError(f"{what}: there is no variable {name!r} in the notebook")
-        return self.shell.user_ns[name]
+        return self.namespace[name]
 
     # -- %speculate ------------------------------------------------------------------------------------------
     @no_var_expand
@@ -197,9 +206,12 @@ class ToolMagics(Magics):
         if is_interrupt(getattr(result, "error_in_exec", None)):
             self.session.interrupt()
         try:
-            self.session.register_from_namespace(self.shell.user_ns)
+            self.session.register_from_namespace(self.namespace)
         except Exception as err:  # noqa: BLE001 - never break the user's cell
             self.session.notices.append(f"could not register tools from the notebook: {err}")
+
+
+_BEHAVIORS: dict[str, Behavior] = {"allow": "allow", "deny": "deny", "ask": "ask"}
 
 
 def _int(text: str, what: str) -> int:

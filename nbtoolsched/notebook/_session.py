@@ -15,8 +15,9 @@ import logging
 import os
 from typing import Any, Mapping
 
-from ..permissions._approvals import ApprovalBroker, policy_from_env
+from ..permissions._approvals import Policy, ApprovalBroker, policy_from_env
 from ..permissions._errors import PermissionConfigError
+from ..permissions._rules import Behavior
 from ..permissions._engine import Permissions
 from ..permissions._modes import MODES
 from .._registry import ToolRegistry
@@ -36,10 +37,12 @@ log = logging.getLogger(__name__)
 POLICIES = ("ask", "allow", "deny", "defer")
 
 
-def _broker_policy(policy: str) -> str:
-    if policy not in POLICIES and policy != "interactive":
-        raise SessionError(f"unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}")
-    return "interactive" if policy == "ask" else policy
+def _broker_policy(policy: str) -> Policy:
+    if policy == "ask":
+        return "interactive"
+    if policy in ("interactive", "allow", "deny", "defer"):
+        return policy  # type: ignore[return-value]  # one of Policy's values, checked just above
+    raise SessionError(f"unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}")
 
 
 class NotebookSession:
@@ -58,7 +61,7 @@ class NotebookSession:
         self.loop = loop or _current_loop()
         self.cwd = os.path.abspath(os.fspath(cwd or os.getcwd()))
         self.notices: list[str] = []
-        self.broker = ApprovalBroker(_broker_policy(policy) if policy else policy_from_env("interactive"))  # type: ignore[arg-type]
+        self.broker = ApprovalBroker(_broker_policy(policy) if policy else policy_from_env("interactive"))
         self.permissions = permissions if permissions is not None else self._load_permissions()
         self.permissions.approver = self.broker
         if registry is None:
@@ -119,7 +122,7 @@ class NotebookSession:
             raise SessionError(f"--max-concurrency must be 1 or more, got {max_concurrency}")
         broker = self.broker
         if policy is not None and _broker_policy(policy) != "interactive":
-            broker = ApprovalBroker(_broker_policy(policy))  # type: ignore[arg-type]
+            broker = ApprovalBroker(_broker_policy(policy))
         handle = self.scheduler.submit(
             blocks,
             mode=mode if mode is not None else DEFAULT,
@@ -174,9 +177,9 @@ class NotebookSession:
             raise SessionError(f"unknown permission mode {mode!r}; use one of {', '.join(MODES)}")
         self.permissions.mode = mode
 
-    def add_rule(self, behavior: str, rule: str) -> str:
+    def add_rule(self, behavior: Behavior, rule: str) -> str:
         try:
-            return self.permissions.add_session_rule(rule, behavior).text  # type: ignore[arg-type]
+            return self.permissions.add_session_rule(rule, behavior).text
         except PermissionConfigError as err:
             raise SessionError(str(err)) from None
 
@@ -186,7 +189,7 @@ class NotebookSession:
         self.max_concurrency = max_tool_use_concurrency(value)
 
     def set_policy(self, policy: str) -> None:
-        self.broker.policy = _broker_policy(policy)  # type: ignore[assignment]
+        self.broker.policy = _broker_policy(policy)
 
     # -- tools from cells ------------------------------------------------------------------------------
     def register(self, item: Any, *, replace: bool = True) -> Tool:
@@ -231,7 +234,7 @@ class NotebookSession:
 
     def describe(self) -> str:
         perms = self.permissions
-        rules = {b: [r.text for r in perms.rules.of(b)] for b in ("allow", "deny", "ask")}  # type: ignore[arg-type]
+        rules = {b: [r.text for r in perms.rules.of(b)] for b in ("allow", "deny", "ask")}
         lines = [
             f"mode: {perms.mode}",
             f"approval policy: {'ask' if self.broker.policy == 'interactive' else self.broker.policy}",

@@ -27,7 +27,7 @@ from ._matching import (
 )
 from ._modes import ACCEPT_EDITS_COMMANDS
 from ._paths import inside_working_dirs, paths_for_check, safety_concern
-from ._rules import PermissionRule, RuleSet
+from ._rules import Behavior, PermissionRule, RuleSet
 from ._shell_reads import read_targets
 from ._shell_rules import allow_candidates, deny_candidates, first_word, shell_words, suggest_shell_rule
 
@@ -65,20 +65,14 @@ class CallFacts:
 
 
 def shell_field(tool: Tool) -> str | None:
-    field_name = getattr(tool, "shell_command_field", None)
-    if field_name:
-        return str(field_name)
-    return "command" if tool.name == "Bash" else None
+    """The input field that holds a shell tool's command (None for other tools)."""
+    return "command" if tool.permission_kind == "shell" else None
 
 
 def tool_kind(tool: Tool) -> str:
-    if shell_field(tool):
-        return "shell"
-    if tool.file_access in ("read", "edit"):
-        return "file"
-    if tool.name == "WebFetch":
-        return "web"
-    return "generic"
+    """Which family of checks applies, from what the tool declares."""
+    kind = tool.permission_kind
+    return "file" if kind in ("read", "edit") else kind
 
 
 def is_immune_ask(decision: Decision) -> bool:
@@ -127,22 +121,22 @@ def _file_path(facts: CallFacts) -> str | None:
     return path
 
 
-def _path_rules(facts: CallFacts, behavior: str, family: str) -> list[PermissionRule]:
+def _path_rules(facts: CallFacts, behavior: Behavior, family: str) -> list[PermissionRule]:
     """Read(...) or Edit(...) rules, plus rules naming the tool itself when it is of that family."""
-    own = facts.names if (facts.tool.file_access or "").capitalize() == family else set()
-    return facts.rules.content_rules(behavior, {family, *own})  # type: ignore[arg-type]
+    own = facts.names if facts.tool.permission_kind.capitalize() == family else set()
+    return facts.rules.content_rules(behavior, {family, *own})
 
 
-def _first_path_rule(facts: CallFacts, behavior: str, family: str, paths: list[str]) -> PermissionRule | None:
+def _first_path_rule(facts: CallFacts, behavior: Behavior, family: str, paths: list[str]) -> PermissionRule | None:
     return next((r for r in _path_rules(facts, behavior, family) if path_rule_matches(r, paths, facts.cwd, facts.home)), None)
 
 
 def _file_check(facts: CallFacts) -> Decision:
     raw = _file_path(facts)
-    if raw is None and facts.tool.file_access == "edit":
+    if raw is None and facts.tool.permission_kind == "edit":
         return Decision.passthrough("the tool named no file to edit")
     paths = paths_for_check(raw or facts.cwd, facts.cwd)
-    if facts.tool.file_access == "edit":
+    if facts.tool.permission_kind == "edit":
         return _edit_check(facts, paths)
     return _read_check(facts, paths)
 
@@ -173,10 +167,10 @@ def read_protection(rules: RuleSet, tool: Tool, target: str, cwd: str, home: str
     Files under ask rules are left out too (nobody was asked about them): stricter than
     a filter on deny rules alone, which is all the reference suggests for Claude Code.
     """
-    names = {"Read", tool.name, *tool.aliases} if tool.file_access == "read" else {"Read"}
+    names = {"Read", tool.name, *tool.aliases} if tool.permission_kind == "read" else {"Read"}
     judged = paths_for_check(target, cwd)
     protected = [
-        r for b in ("deny", "ask") for r in rules.content_rules(b, names)  # type: ignore[arg-type]
+        r for b in ("deny", "ask") for r in rules.content_rules(b, names)
         if not path_rule_matches(r, judged, cwd, home)
     ]
     if not protected:
@@ -219,7 +213,7 @@ def _web_check(facts: CallFacts) -> Decision:
     url = facts.input.get("url")
     host = host_of(url) if isinstance(url, str) else None
     for behavior in ("deny", "ask", "allow"):
-        rule = next((r for r in facts.rules.content_rules(behavior, facts.names) if domain_rule_matches(r, host)), None)  # type: ignore[arg-type]
+        rule = next((r for r in facts.rules.content_rules(behavior, facts.names) if domain_rule_matches(r, host)), None)
         if rule is not None:
             return _decide(rule, f"fetching from {host}")
     return Decision.passthrough(f"{facts.tool.name} wants to fetch from {host or url!r}.")
@@ -231,7 +225,7 @@ def _generic_check(facts: CallFacts) -> Decision:
     content = getter(facts.parsed) if callable(getter) else None
     if isinstance(content, str):
         for behavior in ("deny", "ask", "allow"):
-            rule = next((r for r in facts.rules.content_rules(behavior, facts.names) if content_rule_matches(r, content)), None)  # type: ignore[arg-type]
+            rule = next((r for r in facts.rules.content_rules(behavior, facts.names) if content_rule_matches(r, content)), None)
             if rule is not None:
                 return _decide(rule, f"{facts.tool.name}({content})")
     return Decision.passthrough()
@@ -241,7 +235,7 @@ def _generic_check(facts: CallFacts) -> Decision:
 def _shell_check(facts: CallFacts) -> Decision:
     field_name = shell_field(facts.tool) or "command"
     command = str(facts.input.get(field_name) or "").strip()
-    rules = {b: facts.rules.content_rules(b, facts.names) for b in ("deny", "ask", "allow")}  # type: ignore[arg-type]
+    rules = {b: facts.rules.content_rules(b, facts.names) for b in ("deny", "ask", "allow")}
     whole_deny = deny_candidates(command)
     for behavior in ("deny", "ask"):  # exact rules on the whole, unsplit command first
         for rule in rules[behavior]:
@@ -253,9 +247,9 @@ def _shell_check(facts: CallFacts) -> Decision:
     subs = facts.split(command)
     if subs is None:
         for behavior in ("deny", "ask"):
-            rule = next((r for r in rules[behavior] if shell_rule_matches(r, whole_deny)), None)
-            if rule is not None:
-                return _decide(rule, f"running `{command}`")
+            found = next((r for r in rules[behavior] if shell_rule_matches(r, whole_deny)), None)
+            if found is not None:
+                return _decide(found, f"running `{command}`")
         if exact_allow is not None:
             return _decide(exact_allow, command)
         return Decision.ask(

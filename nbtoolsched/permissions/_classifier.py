@@ -66,7 +66,8 @@ class PatternClassifier:
     async def classify(self, request: ClassifierRequest) -> ClassifierVerdict:
         if request.read_only:
             return ClassifierVerdict(True, "the call only reads")
-        text = request.input.get("command") if isinstance(request.input.get("command"), str) else json.dumps(request.input, sort_keys=True, default=str)
+        command = request.input.get("command")
+        text = command if isinstance(command, str) else json.dumps(request.input, sort_keys=True, default=str)
         for pattern in self.blocked:
             if pattern.search(text):
                 return ClassifierVerdict(False, f"the input matches the risky pattern {pattern.pattern!r}")

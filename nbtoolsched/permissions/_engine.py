@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..shell._parse import subcommand_strings
 from ..tool._abort import AbortError
 from ..tool._decision import Decision, DecisionReason
-from ..tool._base import Tool
+from ..tool._base import PermissionKind, Tool
 from ..tool._context import ToolContext
 from ._approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
 from ._base import ApprovalDeferred, HookEvent, PermissionRequest
@@ -37,7 +37,7 @@ from ._errors import PermissionConfigError
 from ._hooks import Hooks
 from ._modes import AUTO_SAFE_TOOLS, MODE_TITLES, Mode, check_mode
 from ._problems import LoadProblem
-from ._rules import Behavior, PermissionRule, RuleSet, escape_rule_content, make_rule, parse_rule, rules_from
+from ._rules import SHELL_RULE_TOOLS, Behavior, PermissionRule, RuleSet, escape_rule_content, make_rule, parse_rule, rules_from
 from ._settings import load_settings
 from ._shell_rules import suggest_shell_rule
 
@@ -87,7 +87,7 @@ class Explanation:
         return "\n".join(lines)
 
 
-class _NamedTool(Tool):
+class _NamedTool(Tool[Any]):
     """Stands in for a tool that explain() only knows by name (Bash, Read, Edit...)."""
 
     _READ = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LS"})
@@ -96,10 +96,15 @@ class _NamedTool(Tool):
     def __init__(self, name: str) -> None:
         self.name = name  # type: ignore[misc]
         self.is_mcp = name.startswith("mcp__")  # type: ignore[misc]
-        self.file_access = "read" if name in self._READ else "edit" if name in self._EDIT else None  # type: ignore[misc]
+        kind: PermissionKind = "generic"
+        if name in self._READ or name in self._EDIT:
+            kind = "read" if name in self._READ else "edit"
+        elif name in SHELL_RULE_TOOLS or name == "WebFetch":
+            kind = "shell" if name in SHELL_RULE_TOOLS else "web"
+        self.permission_kind = kind  # type: ignore[misc]
 
     def is_read_only(self, input: Any) -> bool:
-        return self.file_access == "read"
+        return self.permission_kind == "read"
 
     def get_path(self, input: Any) -> str | None:
         data = input if isinstance(input, dict) else {}

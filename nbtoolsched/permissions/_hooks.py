@@ -34,7 +34,7 @@ import shutil
 import signal
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Union
+from typing import Any, Callable, Iterable, Literal, Union
 
 from .._session_log import TranscriptWriter, read_transcript, transcript_file_for
 from ..tool._decision import Decision, DecisionReason
@@ -112,7 +112,7 @@ class PythonHook:
 
     @property
     def label(self) -> str:
-        return self.name or getattr(self.fn, "__qualname__", repr(self.fn))
+        return self.name or str(getattr(self.fn, "__qualname__", None) or repr(self.fn))
 
 
 Hook = Union[CommandHook, PythonHook]
@@ -162,7 +162,7 @@ class HookResult:
 
     hook: Hook
     blocking_error: str | None = None  # exit 2, decision "block", or HookBlock
-    decision: str | None = None  # allow | deny | ask
+    decision: Literal["allow", "deny", "ask"] | None = None
     reason: str | None = None
     updated_input: dict[str, Any] | None = None
     additional_context: str | None = None
@@ -509,14 +509,14 @@ async def _run_command(hook: CommandHook, payload: dict[str, Any], cwd: str, env
     except OSError as err:
         return HookResult(hook, error=f"could not be started ({err})", error_kind="start_failed")
     try:
-        out, err = await asyncio.wait_for(proc.communicate(data), hook.timeout)
+        out, errors = await asyncio.wait_for(proc.communicate(data), hook.timeout)
     except (asyncio.TimeoutError, asyncio.CancelledError) as stop:
         _kill(proc)
         await proc.wait()
         if isinstance(stop, asyncio.CancelledError):
             raise
         return HookResult(hook, error=f"did not finish within {hook.timeout:g} s and was stopped", error_kind="timeout")
-    stderr = err.decode("utf-8", "replace").strip()
+    stderr = errors.decode("utf-8", "replace").strip()
     code = proc.returncode
     if code == 2:
         return HookResult(hook, blocking_error=stderr or "(the hook wrote nothing to stderr)")
@@ -536,9 +536,9 @@ async def _run_command(hook: CommandHook, payload: dict[str, Any], cwd: str, env
         return HookResult(hook)  # plain text is a log line, as in Claude Code
     try:
         answer = json.loads(text)
-    except json.JSONDecodeError as err:
+    except json.JSONDecodeError as bad:
         # Claude Code reads unparseable output as plain text and carries on; we say so.
-        return HookResult(hook, error=f"printed malformed JSON ({err.msg} at line {err.lineno} column {err.colno}); "
+        return HookResult(hook, error=f"printed malformed JSON ({bad.msg} at line {bad.lineno} column {bad.colno}); "
                           "its answer was ignored", error_kind="invalid_output")
     return _from_answer(hook, answer, event)
 
@@ -557,7 +557,7 @@ async def _run_python(hook: PythonHook, payload: dict[str, Any], event: str) -> 
         else:
             answer = await asyncio.wait_for(asyncio.to_thread(hook.fn, payload), hook.timeout)
             if inspect.isawaitable(answer):
-                answer = await asyncio.wait_for(answer, hook.timeout)  # type: ignore[arg-type]
+                answer = await asyncio.wait_for(answer, hook.timeout)
     except HookBlock as block:
         return HookResult(hook, blocking_error=str(block) or "(blocked without a reason)")
     except asyncio.TimeoutError:
@@ -569,7 +569,7 @@ async def _run_python(hook: PythonHook, payload: dict[str, Any], event: str) -> 
     return _from_answer(hook, answer, event)
 
 
-_LEGACY = {"approve": "allow", "block": "deny"}
+_LEGACY: dict[str, Literal["allow", "deny"]] = {"approve": "allow", "block": "deny"}
 _SPECIFIC_FIELDS: dict[str, list[tuple[str, type | tuple[type, ...]]]] = {
     "PreToolUse": [("permissionDecisionReason", str), ("additionalContext", str), ("updatedInput", dict)],
     "PostToolUse": [("additionalContext", str)],
@@ -685,7 +685,7 @@ def combine_pre(tool_name: str, results: list[HookResult], *, strict: bool = Fal
         decision = _hook_decision(tool_name, r)
         if decision is None:
             if r.updated_input is not None:
-                outcome.updated_input, outcome.updated_by = r.updated_input, r.hook
+                outcome.updated_input, outcome.updated_by = r.updated_input, r.label
             continue
         if best is None or _RANK[decision.behavior] >= _RANK[best.behavior]:
             best = decision
@@ -706,7 +706,7 @@ def _hook_decision(tool_name: str, r: HookResult) -> Decision | None:
     message = r.reason or f"A PreToolUse hook ({r.label}) {verb} this {tool_name} call."
     if r.decision == "deny" and r.reason:
         message = f"A PreToolUse hook ({r.label}) blocked {tool_name}: {r.reason}"
-    return Decision(r.decision, message=message, updated_input=r.updated_input, reason=reason)  # type: ignore[arg-type]
+    return Decision(r.decision, message=message, updated_input=r.updated_input, reason=reason)
 
 
 def combine_post(event: str, results: list[HookResult], *, strict: bool = False) -> PostToolUseOutcome:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-from typing import Iterable
+from typing import Callable, Iterable
 from urllib.parse import urlparse
 
 from ._paths import compile_path_pattern, paths_for_check, pattern_may_match_within
@@ -33,7 +33,9 @@ def shell_pattern(content: str) -> ShellPattern:
     return compile_shell_pattern(content)
 
 
-def shell_rule_matches(rule: PermissionRule, candidates: Iterable[str], *, is_compound=None) -> bool:
+def shell_rule_matches(
+    rule: PermissionRule, candidates: Iterable[str], *, is_compound: Callable[[str], bool] | None = None
+) -> bool:
     """Match any candidate; prefix/wildcard allow rules skip compound candidates."""
     assert rule.value.content is not None
     pattern = shell_pattern(rule.value.content)

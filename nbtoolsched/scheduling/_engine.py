@@ -217,7 +217,8 @@ class StreamingToolExecutor:
         more than the body's exception only when there is a bug: then it is raised whole.
         """
         try:
-            return await group.__aexit__(exc_type, exc, tb)
+            await group.__aexit__(exc_type, exc, tb)
+            return None
         except BaseExceptionGroup as group_error:
             if exc is not None and list(group_error.exceptions) == [exc]:
                 return False

@@ -24,6 +24,7 @@ so a repeated check costs a few dozen ``stat`` calls.
 from __future__ import annotations
 
 import os
+from typing import Mapping
 import re
 import stat
 import subprocess
@@ -141,9 +142,9 @@ def repository_problem(cwd: str, env: dict[str, str] | None = None) -> str | Non
 
     ``env`` is the environment the command gets (default: this process's).
     """
-    env = os.environ if env is None else env
+    environment: Mapping[str, str] = os.environ if env is None else env
     for name in _ENV_REDIRECTS:
-        if env.get(name):
+        if environment.get(name):
             return f"the environment sets {name}, which points git elsewhere"
     cwd = os.path.abspath(cwd)
     with _lock:

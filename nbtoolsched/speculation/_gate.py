@@ -40,11 +40,11 @@ EDIT_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 
 
 def is_write_tool(tool: Tool) -> bool:
-    return tool.name in WRITE_TOOLS or tool.file_access == "edit"
+    return tool.name in WRITE_TOOLS or tool.permission_kind == "edit"
 
 
 def is_read_tool(tool: Tool) -> bool:
-    return tool.name in READ_TOOLS or tool.file_access == "read"
+    return tool.name in READ_TOOLS or tool.permission_kind == "read"
 
 
 def is_shell_tool(tool: Tool) -> bool:
@@ -264,7 +264,7 @@ class SpeculationGate:
         async def validate_input(input: Any, ctx: ToolContext) -> Validation:
             seen = self.preview(input)
             if seen is None:  # an escaping path: the permission step stops the run on it
-                return Validation.OK  # type: ignore[attr-defined,no-any-return]
+                return Validation.OK
             return await original(seen, ctx)
 
         clone.validate_input = validate_input  # type: ignore[method-assign]

@@ -73,7 +73,7 @@ class AbortSignal:
         for callback in callbacks or ():
             callback(reason)
 
-    def on_abort(self, callback: Callable[[str], None]) -> Callable[[], None]:
+    def on_abort(self, callback: Callable[[str], object]) -> Callable[[], None]:
         """Call ``callback(reason)`` once when this node or an ancestor aborts.
 
         Returns a function that unregisters it; call it when done so nothing leaks.
@@ -112,7 +112,11 @@ class AbortSignal:
         """Sleep until aborted; returns the reason."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[str] = loop.create_future()
-        remove = self.on_abort(lambda why: future.done() or future.set_result(why))
+        def settle(why: str) -> None:
+            if not future.done():
+                future.set_result(why)
+
+        remove = self.on_abort(settle)
         try:
             return await future
         finally:

@@ -10,16 +10,17 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ._context import ContextModifier, ToolContext
 from ._decision import PASSTHROUGH, Decision
 
-__all__ = ["ReadOnlyTool", "Tool", "ToolOutput", "Validation", "EmptyInput", "InterruptBehavior", "DEFAULT_MAX_RESULT_SIZE_CHARS"]
+__all__ = ["InputT", "PermissionKind", "ReadOnlyTool", "Tool", "ToolOutput", "Validation", "EmptyInput", "InterruptBehavior", "DEFAULT_MAX_RESULT_SIZE_CHARS"]
 
 InterruptBehavior = Literal["cancel", "block"]
+PermissionKind = Literal["generic", "read", "edit", "shell", "web"]
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
 
 
@@ -30,13 +31,14 @@ class Validation:
     ok: bool
     message: str = ""
     error_code: int = 0
+    OK: ClassVar["Validation"]  # the one passing answer
 
     @classmethod
     def fail(cls, message: str, error_code: int = 1) -> "Validation":
         return cls(False, message, error_code)
 
 
-Validation.OK = Validation(True)  # type: ignore[attr-defined]
+Validation.OK = Validation(True)
 
 
 @dataclass(slots=True)
@@ -58,8 +60,15 @@ class EmptyInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Tool:
-    """Subclass and set ``name``, ``input_model``; override what your tool knows better."""
+InputT = TypeVar("InputT", bound=BaseModel)
+
+
+class Tool(Generic[InputT]):
+    """Subclass and set ``name``, ``input_model``; override what your tool knows better.
+
+    Generic over its input model: ``class Bash(Tool[BashInput])`` types ``input`` in
+    every method below as ``BashInput`` (the pipeline passes the validated model).
+    """
 
     name: ClassVar[str] = ""
     aliases: ClassVar[tuple[str, ...]] = ()
@@ -75,20 +84,23 @@ class Tool:
     # Only failures of tools that set this cancel their running siblings (shell tools:
     # commands form implicit chains; reads and fetches are independent).
     errors_cancel_siblings: ClassVar[bool] = False
-    # Which permission rules govern it: "read" tools obey Read(...) rules, "edit" tools Edit(...).
-    file_access: ClassVar[Literal["read", "edit", None]] = None
+    # Which permission checks govern a call, declared rather than guessed from the name:
+    # "read" and "edit" tools obey Read(...) and Edit(...) path rules, "shell" tools the
+    # command rules and the read-only analysis (their input's ``command``), "web" tools
+    # WebFetch(domain:...) rules; "generic" tools only their own check and tool-wide rules.
+    permission_kind: ClassVar[PermissionKind] = "generic"
 
     # -- facts about an input (defaults fail closed) ------------------------------------
     def is_enabled(self) -> bool:
         return True
 
-    def is_concurrency_safe(self, input: Any) -> bool:
+    def is_concurrency_safe(self, input: InputT) -> bool:
         return False
 
-    def is_read_only(self, input: Any) -> bool:
+    def is_read_only(self, input: InputT) -> bool:
         return False
 
-    def is_read_only_in(self, input: Any, cwd: str) -> bool:
+    def is_read_only_in(self, input: InputT, cwd: str) -> bool:
         """Read-only when run in ``cwd``: what the permission checks and speculation ask.
 
         Override when the answer depends on where the call runs (Bash: git obeys the
@@ -97,21 +109,21 @@ class Tool:
         """
         return self.is_read_only(input)
 
-    def is_destructive(self, input: Any) -> bool:
+    def is_destructive(self, input: InputT) -> bool:
         return False
 
     def requires_user_interaction(self) -> bool:
         return False
 
-    def get_path(self, input: Any) -> str | None:
+    def get_path(self, input: InputT) -> str | None:
         """The file a call touches, for path rules; None when it touches no file."""
         return None
 
     # -- the pipeline's hooks ------------------------------------------------------------
-    async def validate_input(self, input: Any, ctx: ToolContext) -> Validation:
-        return Validation.OK  # type: ignore[attr-defined,no-any-return]
+    async def validate_input(self, input: InputT, ctx: ToolContext) -> Validation:
+        return Validation.OK
 
-    async def check_permissions(self, input: Any, ctx: ToolContext) -> Decision:
+    async def check_permissions(self, input: InputT, ctx: ToolContext) -> Decision:
         return PASSTHROUGH
 
     def backfill_observable_input(self, observable: dict[str, Any], ctx: ToolContext) -> None:
@@ -119,7 +131,7 @@ class Tool:
         (an absolute path, say). The call itself still gets the model's input."""
         return None
 
-    async def call(self, input: Any, ctx: ToolContext) -> ToolOutput | Any:
+    async def call(self, input: InputT, ctx: ToolContext) -> ToolOutput | Any:
         raise NotImplementedError(f"tool {self.name!r} does not implement call()")
 
     def map_result(self, data: Any) -> str | list[Any]:
@@ -150,13 +162,13 @@ class Tool:
         return f"<Tool {self.name}>"
 
 
-class ReadOnlyTool(Tool):
+class ReadOnlyTool(Tool[InputT]):
     """A tool that never changes anything: read-only, and therefore safe beside others."""
 
-    def is_read_only(self, input: Any) -> bool:
+    def is_read_only(self, input: InputT) -> bool:
         return True
 
-    def is_concurrency_safe(self, input: Any) -> bool:
+    def is_concurrency_safe(self, input: InputT) -> bool:
         return True
 
 

@@ -24,7 +24,7 @@ class DecisionReason:
     source: str | None = None
 
     def describe(self) -> str:
-        parts = [self.kind]
+        parts: list[str] = [self.kind]
         if self.rule:
             parts.append(f"rule {self.rule!r}" + (f" from {self.source}" if self.source else ""))
         if self.detail:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Callable, TypedDict, get_type_hints
+from typing import Any, Callable, Generic, ParamSpec, TypedDict, TypeVar, get_type_hints, overload
 
 from typing_extensions import Unpack
 
@@ -20,12 +20,20 @@ from ._context import ToolContext
 __all__ = ["tool", "FunctionTool", "ToolOptions"]
 
 
-class FunctionTool(Tool):
-    """A Tool wrapping a function; made by ``@tool``, rarely by hand."""
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class FunctionTool(Tool[BaseModel], Generic[P, R]):
+    """A Tool wrapping a function; made by ``@tool``, rarely by hand.
+
+    Generic over the function's parameters and result, so the decorated name still
+    type-checks as that function when called directly.
+    """
 
     def __init__(
         self,
-        fn: Callable[..., Any],
+        fn: Callable[P, R],
         *,
         name: str | None = None,
         description: str | None = None,
@@ -55,26 +63,27 @@ class FunctionTool(Tool):
         self._run_in_thread = run_sync_in_thread
         self.input_model, self._ctx_param = _input_model_for(fn, self.name)  # type: ignore[misc]
 
-    def is_concurrency_safe(self, input: Any) -> bool:
+    def is_concurrency_safe(self, input: BaseModel) -> bool:
         return self._safe
 
-    def is_read_only(self, input: Any) -> bool:
+    def is_read_only(self, input: BaseModel) -> bool:
         return self._read_only
 
-    def is_destructive(self, input: Any) -> bool:
+    def is_destructive(self, input: BaseModel) -> bool:
         return self._destructive
 
     async def call(self, input: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
         kwargs = dict(input.__dict__)
         if self._ctx_param:
             kwargs[self._ctx_param] = ctx
+        fn: Callable[..., Any] = self.fn  # called with the validated input, by keyword
         if self._is_async:
-            return await self.fn(**kwargs)
+            return await fn(**kwargs)
         if self._run_in_thread:
-            return await asyncio.to_thread(self.fn, **kwargs)
-        return self.fn(**kwargs)
+            return await asyncio.to_thread(fn, **kwargs)
+        return fn(**kwargs)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """The decorated function still works as a function."""
         return self.fn(*args, **kwargs)
 
@@ -95,7 +104,17 @@ class ToolOptions(TypedDict, total=False):
     run_sync_in_thread: bool
 
 
-def tool(fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]) -> Any:
+@overload
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
+
+
+@overload
+def tool(fn: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
+
+
+def tool(
+    fn: Callable[P, R] | None = None, /, **options: Unpack[ToolOptions]
+) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Make a Tool from a function: ``@tool`` or ``@tool(read_only=True)``.
 
     A parameter annotated ``ToolContext`` (or named ``ctx``) receives the call's context
@@ -104,7 +123,7 @@ def tool(fn: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
     ``concurrency_safe=False`` says otherwise.
     """
 
-    def wrap(f: Callable[..., Any]) -> FunctionTool:
+    def wrap(f: Callable[P, R]) -> FunctionTool[P, R]:
         return FunctionTool(f, **options)
 
     return wrap(fn) if fn is not None else wrap

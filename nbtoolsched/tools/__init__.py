@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-BUILTIN_TOOLS: tuple[type[Tool] | Tool, ...] = (BashTool, WebFetchTool, ToolSearchTool, SleepTool, *FILE_TOOLS)
+BUILTIN_TOOLS: tuple[type[Tool[Any]], ...] = (BashTool, WebFetchTool, ToolSearchTool, SleepTool, *FILE_TOOLS)
 
 
 def builtin_tools() -> list[Tool]:

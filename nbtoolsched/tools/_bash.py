@@ -22,7 +22,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -134,13 +134,14 @@ def benign_exit(command: str, exit_code: int) -> bool:
 # -- the tool ------------------------------------------------------------------------------
 
 
-class BashTool(Tool):
+class BashTool(Tool[BashInput]):
     name = "Bash"
     description = _PROMPT
     search_hint = "run shell commands, git, tests, build scripts"
     input_model = BashInput
     max_result_size_chars = 30_000
     errors_cancel_siblings = True
+    permission_kind = "shell"
 
     def is_read_only(self, input: BashInput) -> bool:
         return analyze_read_only(input.command)[0]  # no cwd: git commands are not
@@ -161,7 +162,7 @@ class BashTool(Tool):
             return Validation.fail("command is empty: pass the bash command to run.")
         if "\x00" in input.command:
             return Validation.fail("command contains a NUL byte, which no shell can run.")
-        return Validation.OK  # type: ignore[attr-defined,no-any-return]
+        return Validation.OK
 
     async def check_permissions(self, input: BashInput, ctx: ToolContext) -> Decision:
         read_only, _ = analyze_read_only(input.command, ctx.cwd)
@@ -208,9 +209,10 @@ def private_git_index(command: str, cwd: str, read_only: bool) -> Iterator[str |
         return
     scratch = tempfile.mkdtemp(prefix="nbtoolsched-index-")
     try:
-        private: str | None = os.path.join(scratch, "index")
+        copy = os.path.join(scratch, "index")
+        private: str | None = copy
         try:
-            shutil.copy2(index, private)
+            shutil.copy2(index, copy)
         except FileNotFoundError:
             pass  # no index yet: a missing file is an empty index either way
         except OSError:
@@ -263,7 +265,7 @@ async def run_command(
     out, err = (StreamCapture(name, throttle, save_dir and save_dir / f"{stem}-{name}.txt") for name in ("stdout", "stderr"))
     readers = [asyncio.ensure_future(out.pump(proc.stdout, CHUNK)), asyncio.ensure_future(err.pump(proc.stderr, CHUNK))]
     aborted = asyncio.Event()
-    remove = abort.on_abort(lambda reason: reason in ignore or aborted.set()) if abort is not None else _noop
+    remove = abort.on_abort(lambda reason: reason in ignore or _set(aborted)) if abort is not None else _noop
     try:
         outcome = await _wait(proc, aborted, timeout)
         held = outcome == "exited" and not await _finish_readers(readers, PIPE_GRACE_S)
@@ -317,12 +319,12 @@ async def _until_exit(proc: asyncio.subprocess.Process, poll: float = 0.02) -> i
     return proc.returncode
 
 
-async def _finish_readers(readers: list[asyncio.Future[None]], grace: float) -> bool:
+async def _finish_readers(readers: Sequence[asyncio.Future[None]], grace: float) -> bool:
     _, pending = await asyncio.wait(readers, timeout=grace)
     return not pending
 
 
-async def _give_up_reading(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:
+async def _give_up_reading(proc: asyncio.subprocess.Process, readers: Sequence[asyncio.Future[None]]) -> None:
     """Everything was signalled: read what is still buffered, then close the pipes."""
     if not await _finish_readers(readers, 1.0):
         _stop_reading(proc, readers)
@@ -350,7 +352,7 @@ async def _spawn(command: str, cwd: str, env: dict[str, str], marker: str) -> as
         raise
 
 
-async def _cleanup(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]], marker: str) -> None:
+async def _cleanup(proc: asyncio.subprocess.Process, readers: Sequence[asyncio.Future[None]], marker: str) -> None:
     """On cancellation or an error: stop everything, stop reading; shielded so it completes."""
     async def go() -> None:
         await stop_processes(proc, marker, TERM_GRACE_S)
@@ -365,7 +367,7 @@ async def _cleanup(proc: asyncio.subprocess.Process, readers: list[asyncio.Futur
         raise
 
 
-def _stop_reading(proc: asyncio.subprocess.Process, readers: list[asyncio.Future[None]]) -> None:
+def _stop_reading(proc: asyncio.subprocess.Process, readers: Sequence[asyncio.Future[None]]) -> None:
     """Give up on pipes held open by a process we could not stop: stop reading, close them."""
     for reader in readers:
         reader.cancel()
@@ -407,6 +409,11 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
+
+
+def _set(event: asyncio.Event) -> bool:
+    event.set()
+    return True
 
 
 def _noop() -> None:

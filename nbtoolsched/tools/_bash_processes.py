@@ -185,10 +185,10 @@ async def stop_processes(proc: asyncio.subprocess.Process, marker: str, grace: f
             target.signal(signal.SIGKILL)
         await _wait_gone(proc, report, targets, 1.0, proc_root)
         for f in report.found:
-            target = targets.get(f.pid)
-            if target is not None and target.alive(proc_root):
-                report.survivors.append((f, target.error or "still running after SIGKILL"))
-            elif target is None and _stat(proc_root, f.pid) is not None:
+            maybe = targets.get(f.pid)
+            if maybe is not None and maybe.alive(proc_root):
+                report.survivors.append((f, maybe.error or "still running after SIGKILL"))
+            elif maybe is None and _stat(proc_root, f.pid) is not None:
                 report.survivors.append((f, "still running after SIGKILL"))
     finally:
         for target in targets.values():

@@ -26,7 +26,7 @@ class SleepInput(BaseModel):
     seconds: float = Field(ge=0, le=MAX_SLEEP_SECONDS, description=f"How long to wait, in seconds (at most {MAX_SLEEP_SECONDS:g})")
 
 
-class SleepTool(ReadOnlyTool):
+class SleepTool(ReadOnlyTool[SleepInput]):
     name = "Sleep"
     description = (
         "Waits for the given number of seconds, reporting progress each second. Use it to wait for "

@@ -79,8 +79,9 @@ def _covers(rule: str, host: str) -> bool:
     return host == rule or host.endswith("." + rule)
 
 
-class WebFetchTool(ReadOnlyTool):
+class WebFetchTool(ReadOnlyTool[WebFetchInput]):
     name = "WebFetch"
+    permission_kind = "web"
     description = (
         "Fetches a URL (http or https) and returns its content as readable text: HTML is converted, "
         "keeping headings, links and paragraphs; long pages are cut. `prompt` says what you are looking for. "
@@ -111,7 +112,7 @@ class WebFetchTool(ReadOnlyTool):
 
     async def validate_input(self, input: WebFetchInput, ctx: ToolContext) -> Validation:
         problem = self.url_problem(input.url)
-        return Validation.fail(problem) if problem else Validation.OK  # type: ignore[attr-defined]
+        return Validation.fail(problem) if problem else Validation.OK
 
     def url_problem(self, url: str) -> str | None:
         """Why ``url`` cannot be fetched, or None."""

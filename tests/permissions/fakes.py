@@ -23,6 +23,7 @@ class BashInput(BaseModel):
 
 class FakeBash(Tool):
     name = "Bash"
+    permission_kind = "shell"
     input_model = BashInput
 
     def is_read_only(self, input: Any) -> bool:
@@ -48,7 +49,7 @@ class PathInput(BaseModel):
 class FakeRead(Tool):
     name = "Read"
     input_model = PathInput
-    file_access = "read"
+    permission_kind = "read"
 
     def is_read_only(self, input: Any) -> bool:
         return True
@@ -59,7 +60,7 @@ class FakeRead(Tool):
 
 class FakeEdit(FakeRead):
     name = "Edit"
-    file_access = "edit"
+    permission_kind = "edit"
 
     def is_read_only(self, input: Any) -> bool:
         return False
@@ -75,6 +76,7 @@ class UrlInput(BaseModel):
 
 class FakeWebFetch(Tool):
     name = "WebFetch"
+    permission_kind = "web"
     input_model = UrlInput
 
     def is_read_only(self, input: Any) -> bool:

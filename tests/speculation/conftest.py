@@ -56,7 +56,7 @@ class UrlInput(_Strict):
 class Read(nts.Tool):
     name = "Read"
     input_model = ReadInput
-    file_access = "read"
+    permission_kind = "read"
 
     def is_read_only(self, input: Any) -> bool:
         return True
@@ -79,7 +79,7 @@ class Read(nts.Tool):
 class Write(nts.Tool):
     name = "Write"
     input_model = WriteInput
-    file_access = "edit"
+    permission_kind = "edit"
 
     async def validate_input(self, input: WriteInput, ctx: nts.ToolContext) -> nts.Validation:
         path = ctx.resolve_path(input.file_path)
@@ -100,7 +100,7 @@ class Write(nts.Tool):
 class Edit(nts.Tool):
     name = "Edit"
     input_model = EditInput
-    file_access = "edit"
+    permission_kind = "edit"
 
     async def validate_input(self, input: EditInput, ctx: nts.ToolContext) -> nts.Validation:
         path = ctx.resolve_path(input.file_path)
@@ -127,7 +127,7 @@ class Delete(nts.Tool):
 
     name = "Delete"
     input_model = PathInput
-    file_access = "edit"
+    permission_kind = "edit"
 
     async def call(self, input: PathInput, ctx: nts.ToolContext) -> str:
         os.remove(ctx.resolve_path(input.file_path))
@@ -176,7 +176,7 @@ class Clock(nts.Tool):
     """A read tool without a path (as Glob or Grep over cwd are)."""
 
     name = "Clock"
-    file_access = "read"
+    permission_kind = "read"
 
     def is_read_only(self, input: Any) -> bool:
         return True

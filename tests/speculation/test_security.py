@@ -106,7 +106,7 @@ async def test_symlink_swapped_in_between_two_writes_is_caught_on_the_second(sch
         """A read-only tool that, as a test device, swaps a symlink in mid-run (an attacker)."""
 
         name = "Swap"
-        file_access = "read"
+        permission_kind = "read"
 
         def is_read_only(self, input):
             return True

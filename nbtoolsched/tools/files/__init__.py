@@ -6,6 +6,9 @@ Glob and Grep use ripgrep when its binary is found and a pure-Python engine that
 the same results otherwise (``GrepTool(engine="python")`` forces it).
 """
 
+from typing import Any
+
+from ...tool._base import Tool
 from ._edit import EditTool
 from ._glob import GlobTool
 from ._grep import GrepTool
@@ -13,4 +16,4 @@ from ._notebook_edit import NotebookEditTool
 from ._read import ReadTool
 from ._write import WriteTool
 
-FILE_TOOLS = [ReadTool, WriteTool, EditTool, GlobTool, GrepTool, NotebookEditTool]
+FILE_TOOLS: tuple[type[Tool[Any]], ...] = (ReadTool, WriteTool, EditTool, GlobTool, GrepTool, NotebookEditTool)

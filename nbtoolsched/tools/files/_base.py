@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ...tool._base import Tool, ToolOutput, Validation
+from ...tool._base import InputT, Tool, ToolOutput, Validation
 from ...tool._context import ToolContext
 from ._paths import backfill_path, resolve
 
 __all__ = ["PathTool", "CheckedWriteTool"]
 
 
-class PathTool(Tool):
+class PathTool(Tool[InputT]):
     """A tool whose input names one file or directory in ``path_field``."""
 
     path_field: ClassVar[str] = "file_path"
@@ -29,7 +29,7 @@ class PathTool(Tool):
         return resolve(ctx, raw) if raw else ctx.cwd
 
 
-class CheckedWriteTool(PathTool):
+class CheckedWriteTool(PathTool[InputT]):
     """A writing tool that refuses early and checks again just before it writes.
 
     The first check (in ``validate_input``) spares a permission prompt for a write that
@@ -37,7 +37,7 @@ class CheckedWriteTool(PathTool):
     deciding. Subclasses say what makes a target unacceptable and how to write it.
     """
 
-    file_access: ClassVar[str] = "edit"  # type: ignore[misc]
+    permission_kind = "edit"
 
     def refusal(self, path: str, ctx: ToolContext) -> str | None:
         raise NotImplementedError
@@ -47,7 +47,7 @@ class CheckedWriteTool(PathTool):
 
     async def validate_input(self, input: Any, ctx: ToolContext) -> Validation:
         problem = self.refusal(self.target(input, ctx), ctx)
-        return Validation.fail(problem) if problem else Validation.OK  # type: ignore[attr-defined,no-any-return]
+        return Validation.fail(problem) if problem else Validation.OK
 
     async def call(self, input: Any, ctx: ToolContext) -> ToolOutput:
         path = self.target(input, ctx)

@@ -47,7 +47,7 @@ class _Plan:
     replaced: int
 
 
-class EditTool(PathTool):
+class EditTool(PathTool[EditInput]):
     name = "Edit"
     search_hint = "replace exact text in a file"
     description = (
@@ -59,14 +59,14 @@ class EditTool(PathTool):
         "- Use NotebookEdit for .ipynb files."
     )
     input_model = EditInput
-    file_access = "edit"
+    permission_kind = "edit"
 
     async def validate_input(self, input: EditInput, ctx: ToolContext) -> Validation:
         try:
             await asyncio.to_thread(plan_edit, self.target(input, ctx), input, ctx)
         except EditRefused as refused:
             return Validation.fail(str(refused))
-        return Validation.OK  # type: ignore[attr-defined,no-any-return]
+        return Validation.OK
 
     async def call(self, input: EditInput, ctx: ToolContext) -> ToolOutput:
         try:

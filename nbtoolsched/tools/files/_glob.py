@@ -35,7 +35,7 @@ class GlobInput(BaseModel):
     path: str | None = Field(None, description="The directory to search (default: the working directory).")
 
 
-class GlobTool(ReadOnlyTool, PathTool):
+class GlobTool(ReadOnlyTool[GlobInput], PathTool[GlobInput]):
     name = "Glob"
     search_hint = "find files by name pattern"
     description = (
@@ -47,7 +47,7 @@ class GlobTool(ReadOnlyTool, PathTool):
     )
     input_model = GlobInput
     path_field = "path"
-    file_access = "read"
+    permission_kind = "read"
 
     def __init__(self, engine: EngineChoice | Engine = "auto", timeout: float = 60.0) -> None:
         self.engine = pick_engine(engine, timeout)
@@ -81,7 +81,7 @@ class GlobTool(ReadOnlyTool, PathTool):
             path_matcher(split_pattern(base, input.pattern)[1])
         except GlobSyntaxError as err:
             return Validation.fail(f"Invalid glob pattern: {err}")
-        return Validation.OK  # type: ignore[attr-defined,no-any-return]
+        return Validation.OK
 
     async def call(self, input: GlobInput, ctx: ToolContext) -> ToolOutput:
         try:

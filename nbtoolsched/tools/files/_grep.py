@@ -47,7 +47,7 @@ class GrepInput(BaseModel):
     offset: int = Field(0, ge=0, description="Skip the first N lines/files/counts (with head_limit, to page).")
 
 
-class GrepTool(ReadOnlyTool, PathTool):
+class GrepTool(ReadOnlyTool[GrepInput], PathTool[GrepInput]):
     name = "Grep"
     search_hint = "search file contents with regular expressions"
     description = (
@@ -61,7 +61,7 @@ class GrepTool(ReadOnlyTool, PathTool):
     )
     input_model = GrepInput
     path_field = "path"
-    file_access = "read"
+    permission_kind = "read"
     max_result_size_chars = 20_000
 
     def __init__(self, engine: EngineChoice | Engine = "auto", timeout: float = 60.0) -> None:
@@ -71,7 +71,7 @@ class GrepTool(ReadOnlyTool, PathTool):
         target = self.target(input, ctx)
         if not os.path.exists(target):
             return Validation.fail(missing_path_message(target, ctx.cwd, "Path"))
-        return Validation.OK  # type: ignore[attr-defined,no-any-return]
+        return Validation.OK
 
     async def call(self, input: GrepInput, ctx: ToolContext) -> ToolOutput:
         target = self.target(input, ctx)

@@ -44,7 +44,7 @@ class NotebookEditInput(BaseModel):
         return self
 
 
-class NotebookEditTool(CheckedWriteTool):
+class NotebookEditTool(CheckedWriteTool[NotebookEditInput]):
     name = "NotebookEdit"
     search_hint = "edit a Jupyter notebook cell"
     description = (
@@ -107,11 +107,11 @@ def _locate(notebook: Any, input: NotebookEditInput) -> int:
         if index > allowed:
             raise NotebookError(f"cell_number {index} is out of range: the notebook has {count} cells (0-{count - 1}).")
         return index + 1 if input.edit_mode == "insert" else index
-    index = find_cell(notebook, input.cell_id or "")
-    if index is None:
+    found = find_cell(notebook, input.cell_id or "")
+    if found is None:
         known = ", ".join(cell_label(notebook, i) for i in range(min(count, 20)))
         raise NotebookError(f"No cell with id {input.cell_id!r}. The cells are: {known or '(none)'}.")
-    return index + 1 if input.edit_mode == "insert" else index
+    return found + 1 if input.edit_mode == "insert" else found
 
 
 def _new_cell(notebook: Any, cell_type: str, source: str) -> Any:

@@ -56,7 +56,7 @@ class _Slice:
     more: bool  # lines exist after the slice
 
 
-class ReadTool(ReadOnlyTool, PathTool):
+class ReadTool(ReadOnlyTool[ReadInput], PathTool[ReadInput]):
     name = "Read"
     search_hint = "read a file's contents with line numbers"
     description = (
@@ -71,12 +71,12 @@ class ReadTool(ReadOnlyTool, PathTool):
     )
     input_model = ReadInput
     max_result_size_chars = float("inf")
-    file_access = "read"
+    permission_kind = "read"
 
     async def validate_input(self, input: ReadInput, ctx: ToolContext) -> Validation:
         path = self.target(input, ctx)
         problem = _refusal(path, ctx.cwd, sliced=input.offset is not None or input.limit is not None)
-        return Validation.fail(problem) if problem else Validation.OK  # type: ignore[attr-defined]
+        return Validation.fail(problem) if problem else Validation.OK
 
     async def call(self, input: ReadInput, ctx: ToolContext) -> ToolOutput:
         path = self.target(input, ctx)

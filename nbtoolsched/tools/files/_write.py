@@ -29,7 +29,7 @@ class WriteInput(BaseModel):
     content: str = Field(description="The complete new content of the file.")
 
 
-class WriteTool(CheckedWriteTool):
+class WriteTool(CheckedWriteTool[WriteInput]):
     name = "Write"
     search_hint = "create or overwrite a file"
     description = (

@@ -31,7 +31,7 @@ def model_from_schema(schema: Any, model_name: str) -> type[BaseModel]:
             fields[field_name] = (annotation, Field(..., alias=prop))
         else:
             fields[field_name] = (Optional[annotation], Field(None, alias=prop))
-    config = ConfigDict(extra=extra, populate_by_name=False, protected_namespaces=())
+    config = ConfigDict(extra=extra, populate_by_name=False, protected_namespaces=())  # type: ignore[typeddict-item]
     return create_model(_class_name(model_name), __config__=config, **fields)
 
 
@@ -42,9 +42,9 @@ def arguments_of(parsed: BaseModel) -> dict[str, Any]:
 
 def _annotation(schema: dict[str, Any]) -> Any:
     if "const" in schema and _literal_ok([schema["const"]]):
-        return Literal[schema["const"]]  # type: ignore[valid-type]
+        return Literal[schema["const"]]
     if isinstance(schema.get("enum"), list) and schema["enum"] and _literal_ok(schema["enum"]):
-        return Literal[tuple(schema["enum"])]  # type: ignore[valid-type]
+        return Literal[tuple(schema["enum"])]
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
@@ -60,7 +60,7 @@ def _type(kind: Any, schema: dict[str, Any]) -> Any:
         return Union[int, float]
     if kind == "array":
         items = schema.get("items")
-        return list[_annotation(items)] if isinstance(items, dict) else list[Any]
+        return list[_annotation(items)] if isinstance(items, dict) else list[Any]  # type: ignore[misc]
     return _SIMPLE.get(kind, Any) if isinstance(kind, str) else Any
 
 

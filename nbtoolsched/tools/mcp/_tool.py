@@ -11,6 +11,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..._messages import ImageBlock, TextBlock
+from pydantic import BaseModel
+
 from ...tool._base import Tool, ToolOutput
 from ...tool._context import ToolContext
 from ._config import normalize_name
@@ -26,7 +28,7 @@ def mcp_tool_name(server: str, tool: str) -> str:
     return f"mcp__{normalize_name(server)}__{normalize_name(tool)}"
 
 
-class McpTool(Tool):
+class McpTool(Tool[BaseModel]):
     is_mcp = True
     should_defer = True
 

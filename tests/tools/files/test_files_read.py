@@ -111,7 +111,7 @@ def test_read_is_read_only_safe_and_shows_hooks_an_absolute_path(tmp_path):
     tool = ReadTool()
     parsed = tool.input_model.model_validate({"file_path": "x.txt"})
     assert tool.is_read_only(parsed) and tool.is_concurrency_safe(parsed)
-    assert tool.max_result_size_chars == float("inf") and tool.file_access == "read"
+    assert tool.max_result_size_chars == float("inf") and tool.permission_kind == "read"
     assert tool.get_path(parsed) == "x.txt"
     observable = {"file_path": "x.txt"}
     tool.backfill_observable_input(observable, nts.ToolContext(tmp_path))

@@ -161,7 +161,7 @@ async def test_read_edit_read_in_one_turn_runs_in_order(files):
 
 
 def test_file_tool_flags():
-    flags = {t.name: (t.file_access, t().is_concurrency_safe(None), t().is_read_only(None)) for t in FILE_TOOLS}
+    flags = {t.name: (t.permission_kind, t().is_concurrency_safe(None), t().is_read_only(None)) for t in FILE_TOOLS}
     assert flags == {
         "Read": ("read", True, True), "Glob": ("read", True, True), "Grep": ("read", True, True),
         "Write": ("edit", False, False), "Edit": ("edit", False, False), "NotebookEdit": ("edit", False, False),
