@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Union
+from typing import Any, Callable, ClassVar, Iterable, Sequence, Union
 
 __all__ = [
     "AgentFinished",
@@ -148,7 +148,7 @@ class ResultEvent:
     tool_name: str
     result: Any = None  # ToolResultBlock
     status: str = "completed"
-    attachments: list[Any] = field(default_factory=list)
+    attachments: Sequence[Any] = ()
     prevent_continuation: bool = False
     stop_reason: str | None = None
     time: float = 0.0
@@ -158,7 +158,7 @@ class ResultEvent:
 
     def recorded(self) -> "ResultEvent":
         """The form a trace keeps: what happened, not the result itself."""
-        return ResultEvent(self.tool_use_id, self.tool_name, None, self.status, [], self.prevent_continuation,
+        return ResultEvent(self.tool_use_id, self.tool_name, None, self.status, (), self.prevent_continuation,
                            self.stop_reason, self.time, self.batch, self.is_error)
 
 

@@ -15,9 +15,9 @@ stopping the run: the call gets the interrupted result and the run is aborted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 from pydantic import ValidationError
 
@@ -35,7 +35,7 @@ from ..permissions._base import (
 from ..tool._abort import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortError
 from ..tool._decision import Decision
 from ..tool._context import ToolContext
-from ..tool._base import ToolOutput
+from ..tool._base import overrides, ToolOutput
 from ._prepare import PreparedCall
 from ._results import error_result, finish_content, format_exception
 from ._texts import (
@@ -61,12 +61,14 @@ class CallOutcome:
     tool_name: str
     result: ToolResultBlock
     status: Status
-    attachments: list[TextBlock] = field(default_factory=list)
+    # What travels with the result (hook context for the model; hook problems for the
+    # person). Empty tuples until something is there: most calls carry nothing.
+    attachments: Sequence[TextBlock] = ()
     context_modifier: Any = None
     prevent_continuation: bool = False
     stop_reason: str | None = None
     deferred: Any = None  # the pending approval request when status == "deferred"
-    hook_notices: list[Any] = field(default_factory=list)  # HookNotice: non-blocking hook problems, for the person only
+    hook_notices: Sequence[Any] = ()  # HookNotice: non-blocking hook problems, for the person only
 
     @property
     def is_error(self) -> bool:
@@ -132,19 +134,23 @@ class CallPipeline:
     async def _run_checked(self, call: PreparedCall, ctx: ToolContext, approver: Any) -> CallOutcome:
         tool, parsed = call.tool, call.parsed
         assert tool is not None and parsed is not None
-        verdict = await tool.validate_input(parsed, ctx)
-        if not verdict.ok:
-            return self._error(call, wrap_error(verdict.message))
+        if overrides(tool, "validate_input"):
+            verdict = await tool.validate_input(parsed, ctx)
+            if not verdict.ok:
+                return self._error(call, wrap_error(verdict.message))
 
-        backfilled = dict(call.input)
-        tool.backfill_observable_input(backfilled, ctx)
+        backfilled = call.input  # hooks and the permission step see it; nobody changes it in place
+        if overrides(tool, "backfill_observable_input"):
+            backfilled = dict(call.input)
+            tool.backfill_observable_input(backfilled, ctx)
         observable = backfilled
         attachments: list[TextBlock] = []
         hook_decision: Decision | None = None
         notices: list[Any] = []
         prevent, stop_reason = False, None
-        if self.hooks is not None:
-            pre = await self.hooks.pre_tool_use(HookEvent("PreToolUse", tool, tool.name, observable, call.tool_use_id, ctx))
+        hooks = self.hooks if self.hooks else None  # an empty Hooks (settings without hooks) costs nothing
+        if hooks is not None:
+            pre = await hooks.pre_tool_use(HookEvent("PreToolUse", tool, tool.name, observable, call.tool_use_id, ctx))
             attachments.extend(TextBlock(text) for text in pre.additional_context)
             notices.extend(pre.notices)
             prevent, stop_reason = pre.prevent_continuation, pre.stop_reason
@@ -164,7 +170,7 @@ class CallPipeline:
                 observable, parsed = changed[0], checked
 
         request = PermissionRequest(tool, observable, parsed, ctx, call.tool_use_id, hook_decision, approver, self.mode,
-                                    self.hooks, notices)
+                                    hooks, notices)
         decision = await self.gate.decide(request)
         if decision.behavior != "allow":
             outcome = self._denied(call, ctx, decision, attachments, prevent, stop_reason)
@@ -180,8 +186,10 @@ class CallPipeline:
         if decision.feedback:
             attachments.append(TextBlock(f"The user approved this call and said: {decision.feedback}"))
         outcome = await self._call(call, call_input, final, ctx)
-        outcome.attachments[:0] = attachments
-        outcome.hook_notices[:0] = notices
+        if attachments:
+            outcome.attachments = [*attachments, *outcome.attachments]
+        if notices:
+            outcome.hook_notices = [*notices, *outcome.hook_notices]
         outcome.prevent_continuation = outcome.prevent_continuation or prevent
         outcome.stop_reason = outcome.stop_reason or stop_reason
         return outcome
@@ -214,7 +222,7 @@ class CallPipeline:
         A backfilled field (an absolute ``file_path``) that comes back unchanged is put
         back as the model wrote it, so the call sees the model's input.
         """
-        if final == backfilled:
+        if final is backfilled or final == backfilled:
             return call.parsed
         changed = dict(final)
         for key, original in call.input.items():
@@ -260,8 +268,9 @@ class CallPipeline:
 
         output = raw if isinstance(raw, ToolOutput) else ToolOutput(raw)
         post: PostToolUseOutcome | None = None
-        if self.hooks is not None and tool.is_mcp:
-            post = await self.hooks.post_tool_use(self._event("PostToolUse", call, observable, ctx, response=output.data))
+        hooks = self.hooks if self.hooks else None
+        if hooks is not None and tool.is_mcp:
+            post = await hooks.post_tool_use(self._event("PostToolUse", call, observable, ctx, response=output.data))
             if post.updated_output is not None:
                 output = ToolOutput(post.updated_output, is_error=output.is_error, context_modifier=output.context_modifier)
         content = output.content if output.content is not None else tool.map_result(output.data)
@@ -269,8 +278,8 @@ class CallPipeline:
         result = ToolResultBlock.make(call.tool_use_id, content, is_error=output.is_error)
         outcome = CallOutcome(call.tool_use_id, call.name, result, "error" if output.is_error else "completed")
         outcome.context_modifier = output.context_modifier
-        if self.hooks is not None and not tool.is_mcp:
-            post = await self.hooks.post_tool_use(self._event("PostToolUse", call, observable, ctx, response=output.data))
+        if hooks is not None and not tool.is_mcp:
+            post = await hooks.post_tool_use(self._event("PostToolUse", call, observable, ctx, response=output.data))
         if post is not None:
             _apply_post(outcome, post, "PostToolUse")
         return outcome
@@ -278,13 +287,13 @@ class CallPipeline:
     async def _post_failure(
         self, call: PreparedCall, observable: dict[str, Any], ctx: ToolContext, outcome: CallOutcome, error: str, interrupt: bool
     ) -> None:
-        if self.hooks is None:
+        if not self.hooks:
             return
         event = self._event("PostToolUseFailure", call, observable, ctx, error=error, is_interrupt=interrupt)
         try:
             post = await self.hooks.post_tool_use_failure(event)
         except Exception as err:
-            outcome.attachments.append(TextBlock(f"PostToolUseFailure hook failed: {err}"))
+            outcome.attachments = [*outcome.attachments, TextBlock(f"PostToolUseFailure hook failed: {err}")]
             return
         _apply_post(outcome, post, "PostToolUseFailure")
 
@@ -316,14 +325,16 @@ def _interrupted(call: PreparedCall, ctx: ToolContext) -> CallOutcome:
 
 
 def _apply_post(outcome: CallOutcome, post: PostToolUseOutcome, event: str) -> None:
-    outcome.hook_notices.extend(post.notices)
-    if post.blocking_error:
-        outcome.attachments.append(TextBlock(f"{event} hook blocked: {post.blocking_error}"))
-    outcome.attachments.extend(TextBlock(text) for text in post.additional_context)
+    added = [TextBlock(f"{event} hook blocked: {post.blocking_error}")] if post.blocking_error else []
+    added += [TextBlock(text) for text in post.additional_context]
     if post.prevent_continuation:
         outcome.prevent_continuation = True
         outcome.stop_reason = post.stop_reason or f"Execution stopped by a {event} hook"
-        outcome.attachments.append(TextBlock(outcome.stop_reason))
+        added.append(TextBlock(outcome.stop_reason))
+    if added:
+        outcome.attachments = [*outcome.attachments, *added]
+    if post.notices:
+        outcome.hook_notices = [*outcome.hook_notices, *post.notices]
 
 
 def _hook_input(pre: PreToolUseOutcome) -> tuple[dict[str, Any], str] | None:

@@ -20,6 +20,7 @@ from ._texts import empty_output
 __all__ = ["finish_content", "persist_large_result", "format_exception", "format_size", "preview"]
 
 PREVIEW_CHARS = 2000
+SHORT = 2000  # text at most this long is never persisted (every threshold is larger)
 MAX_ERROR_CHARS = 10_000
 
 
@@ -74,6 +75,8 @@ def finish_content(
     tool_name: str, tool_use_id: str, content: Any, max_chars: float, session_dir: Path
 ) -> str | list[Any]:
     """Empty marker, or the content itself, or a persisted-output preview."""
+    if type(content) is str and len(content) <= SHORT and content and not content.isspace():
+        return content  # the common case, decided without a second look
     if _is_empty(content):
         return empty_output(tool_name)
     limit = threshold_for(max_chars)

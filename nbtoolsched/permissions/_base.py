@@ -19,8 +19,8 @@ from .._errors import NbtoolschedError
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..tool._decision import Decision, DecisionReason
-from ..tool._base import Tool
+from ..tool._decision import PASSTHROUGH, Decision, DecisionReason
+from ..tool._base import Tool, overrides
 from ..tool._context import ToolContext
 
 __all__ = [
@@ -179,7 +179,8 @@ class AllowUnlessDenied:
         hook = request.hook_decision
         if hook is not None and hook.behavior == "deny":
             return hook
-        own = await request.tool.check_permissions(request.parsed, request.ctx)
+        tool = request.tool
+        own = await tool.check_permissions(request.parsed, request.ctx) if overrides(tool, "check_permissions") else PASSTHROUGH
         if own.behavior == "deny":
             return own
         updated = (hook.updated_input if hook is not None else None) or own.updated_input

@@ -18,6 +18,7 @@ deny rules, and plan mode denies (rather than asks for) calls that are not read-
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 from dataclasses import dataclass, field, replace
@@ -26,8 +27,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..shell._parse import subcommand_strings
 from ..tool._abort import AbortError
-from ..tool._decision import Decision, DecisionReason
-from ..tool._base import PermissionKind, Tool
+from ..tool._decision import PASSTHROUGH, Decision, DecisionReason
+from ..tool._base import PermissionKind, Tool, overrides
 from ..tool._context import ToolContext
 from ._approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
 from ._base import ApprovalDeferred, HookEvent, PermissionRequest
@@ -222,16 +223,15 @@ class Permissions:
     # -- the gate ------------------------------------------------------------------------------
     async def decide(self, request: PermissionRequest) -> Decision:
         mode = check_mode(request.mode) if request.mode else self._mode  # a run may override the mode
-        explanation = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
-        decision = explanation.decision
+        decision = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
         if decision.behavior == "allow":
             self.denials.record_allow()
             return decision
         if decision.behavior == "deny":
             return decision
-        return await self._settle_ask(request, decision, explanation, mode)
+        return await self._settle_ask(request, decision, mode)
 
-    async def _settle_ask(self, request: PermissionRequest, decision: Decision, explanation: Explanation, mode: Mode) -> Decision:
+    async def _settle_ask(self, request: PermissionRequest, decision: Decision, mode: Mode) -> Decision:
         tool = request.tool
         if _from_hook(decision):
             return await self._ask_person(request, decision)  # a hook's ask is for a person, whatever the mode
@@ -348,7 +348,10 @@ class Permissions:
     ) -> Explanation:
         """The decision before any approver or classifier is consulted, with its steps."""
         ctx = ctx or ToolContext(self.cwd, permission_context=self)
-        return await self._evaluate(tool, input, parsed if parsed is not None else _parse(tool, input), ctx, hook_decision)
+        steps: list[str] = []
+        parsed = parsed if parsed is not None else _parse(tool, input)
+        decision = await self._evaluate(tool, input, parsed, ctx, hook_decision, None, steps)
+        return Explanation(tool.name, decision.behavior, decision, steps)
 
     def explain(
         self, tool_name: str | Tool, input: dict[str, Any], *, cwd: str | None = None, hook_decision: Decision | None = None
@@ -376,7 +379,7 @@ class Permissions:
     async def _own_check(self, facts: CallFacts, ctx: ToolContext) -> Decision:
         """The tool's check_permissions and the built-in checks for its kind, combined."""
         try:
-            own = await facts.tool.check_permissions(facts.parsed, ctx)
+            own = await facts.tool.check_permissions(facts.parsed, ctx) if overrides(facts.tool, "check_permissions") else PASSTHROUGH
         except (AbortError, asyncio.CancelledError):
             raise
         except Exception:  # noqa: BLE001 - as in Claude Code: a failing check says nothing
@@ -398,19 +401,25 @@ class Permissions:
         return builtin if builtin.message or builtin.suggestions else own
 
     async def _evaluate(
-        self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, hook: Decision | None, mode: Mode | None = None
-    ) -> Explanation:
+        self,
+        tool: Tool,
+        input: dict[str, Any],
+        parsed: Any,
+        ctx: ToolContext,
+        hook: Decision | None,
+        mode: Mode | None = None,
+        steps: list[str] | None = None,
+    ) -> Decision:
+        """The decision before any approver is asked. ``steps`` (only ``explain`` passes a
+        list) collects why, step by step; a run pays for no explanation it never reads."""
         mode = mode or self._mode
-        out = Explanation(tool.name, "ask", Decision.ask(_ask_text(tool)))
-        steps = out.steps
 
-        def done(decision: Decision, step: str) -> Explanation:
-            steps.append(step)
-            out.decision, out.behavior = decision, decision.behavior
+        def done(decision: Decision, step: str) -> Decision:
+            if steps is not None:
+                steps.append(step)
             if decision.behavior == "allow" and decision.updated_input is None and updated is not None:
-                out.decision = replace(decision, updated_input=updated)
-            return out
-
+                return replace(decision, updated_input=updated)
+            return decision
         updated = hook.updated_input if hook is not None and hook.behavior in ("allow", "ask") else None
         if hook is not None and hook.behavior == "deny":
             return done(hook, "a PreToolUse hook denied the call")
@@ -433,9 +442,11 @@ class Permissions:
                 Decision.deny(f"Permission denied: every use of {tool.name} is blocked by the rule {rule.text} ({rule.origin or rule.source}).", _reason(rule, "tool-wide deny rule")),
                 f"tool-wide deny rule {rule.text} matched",
             )
-        steps.append("no tool-wide deny rule")
+        if steps is not None:
+            steps.append("no tool-wide deny rule")
         own = await self._own_check(self._facts(tool, input, parsed, ctx, mode), ctx)
-        steps.append(f"the tool's own check ({tool_kind(tool)}): {own.behavior}" + (f" — {own.reason.describe()}" if own.reason else ""))
+        if steps is not None:
+            steps.append(f"the tool's own check ({tool_kind(tool)}): {own.behavior}" + (f" — {own.reason.describe()}" if own.reason else ""))
         if own.behavior == "deny":
             return done(own, "the tool's own check denied it")
         if mode == "plan" and not _read_only(tool, parsed, ctx.cwd):
@@ -466,7 +477,7 @@ class Permissions:
         if own.behavior in ("allow", "ask"):
             return done(own, f"the tool's own check said {own.behavior}")
         if _read_only(tool, parsed, ctx.cwd) and not tool.is_mcp and tool_kind(tool) == "generic":
-            return done(Decision.allow(None, DecisionReason("tool", f"{tool.name} is read-only for this input")), "a read-only tool with no rule against it")
+            return done(_read_only_allow(tool.name), "a read-only tool with no rule against it")
         return done(
             Decision.ask(own.message or _ask_text(tool), DecisionReason("default", "no rule allows it"), own.suggestions),
             "nothing allowed it, so it needs approval",
@@ -474,6 +485,12 @@ class Permissions:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1024)
+def _read_only_allow(tool_name: str) -> Decision:
+    """The (immutable) decision that lets a read-only call through; one per tool, not per call."""
+    return Decision.allow(None, DecisionReason("tool", f"{tool_name} is read-only for this input"))
+
+
 def _reason(rule: PermissionRule, detail: str) -> DecisionReason:
     return DecisionReason("rule", detail, rule=rule.text, source=rule.origin or rule.source)
 

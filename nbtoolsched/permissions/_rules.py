@@ -22,7 +22,7 @@ rule becomes a ``RuleWarning`` naming the file and the rule, and:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Sequence
 
 from ._errors import PermissionConfigError
@@ -354,22 +354,58 @@ def _conservative(
     return PermissionRule(value, behavior, source, root, origin=origin)
 
 
-@dataclass
 class RuleSet:
-    """Every rule, kept in load order; precedence comes from behavior, not source."""
+    """Every rule, kept in load order; precedence comes from behavior, not source.
 
-    rules: list[PermissionRule] = field(default_factory=list)
+    Compiled for the hot path: lookups are answered from per-behavior indexes built
+    once per change of the rules (``add``), not by scanning every rule for every call.
+    """
+
+    def __init__(self, rules: Iterable[PermissionRule] = ()) -> None:
+        self._rules: list[PermissionRule] = []
+        self._by_behavior: dict[str, list[PermissionRule]] = {"allow": [], "deny": [], "ask": []}
+        self._tool_wide: dict[tuple[str, str, tuple[str, ...]], PermissionRule | None] = {}
+        self._content: dict[tuple[str, frozenset[str]], list[PermissionRule]] = {}
+        for rule in rules:
+            self.add(rule)
+
+    @property
+    def rules(self) -> list[PermissionRule]:
+        """Every rule in load order (a copy: change the set with ``add``)."""
+        return list(self._rules)
 
     def add(self, rule: PermissionRule) -> None:
-        if rule not in self.rules:
-            self.rules.append(rule)
+        if rule in self._rules:
+            return
+        self._rules.append(rule)
+        self._by_behavior[rule.behavior].append(rule)
+        self._tool_wide.clear()  # the indexes are rebuilt lazily for the new set of rules
+        self._content.clear()
 
     def of(self, behavior: Behavior) -> list[PermissionRule]:
-        return [r for r in self.rules if r.behavior == behavior]
+        return list(self._by_behavior[behavior])
 
     def tool_wide(self, behavior: Behavior, name: str, aliases: Sequence[str] = ()) -> PermissionRule | None:
-        return next((r for r in self.of(behavior) if r.tool_wide and r.covers_tool(name, aliases)), None)
+        """The first rule of ``behavior`` that covers every use of the tool (or None)."""
+        key = (behavior, name, tuple(aliases))
+        try:
+            return self._tool_wide[key]
+        except KeyError:
+            found = next((r for r in self._by_behavior[behavior] if r.tool_wide and r.covers_tool(name, aliases)), None)
+            self._tool_wide[key] = found
+            return found
 
     def content_rules(self, behavior: Behavior, names: Iterable[str]) -> list[PermissionRule]:
-        wanted = set(names)
-        return [r for r in self.of(behavior) if not r.tool_wide and r.value.tool in wanted]
+        """Rules of ``behavior`` with a specifier, for any of the tool ``names``, in load order."""
+        key = (behavior, frozenset(names))
+        found = self._content.get(key)
+        if found is None:
+            wanted = key[1]
+            found = self._content[key] = [r for r in self._by_behavior[behavior] if not r.tool_wide and r.value.tool in wanted]
+        return found
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    def __repr__(self) -> str:
+        return f"RuleSet({len(self._rules)} rules)"

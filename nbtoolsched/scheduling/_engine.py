@@ -90,11 +90,12 @@ class TrackedTool:
     call: PreparedCall
     batch: int
     status: ToolState = "queued"
-    task: asyncio.Task[None] | None = None
-    begun: bool = False  # the task has started running our code (cancelling it is safe)
+    worker: asyncio.Task[None] | None = None  # the worker running it, once begun
+    begun: bool = False  # a worker has started running it (cancelling it is safe)
+    cancel_requested: bool = False  # its worker was cancelled for it (a scope: see _run_tracked)
     abort: AbortSignal | None = None
     outcome: CallOutcome | None = None
-    pending_progress: deque[ProgressEvent] = field(default_factory=deque)
+    pending_progress: deque[ProgressEvent] | None = None  # made on the first progress event
     progress_dropped: int = 0  # progress not yet read that a full backlog pushed out
 
     @property
@@ -132,6 +133,7 @@ class StreamingToolExecutor:
         discovered: set[str] | None = None,
         cancel_on_shell_error: bool = True,
         stop_after_deferred: bool = True,
+        keep_updates: bool = True,
     ) -> None:
         self.registry = registry
         self.pipeline = pipeline
@@ -141,6 +143,9 @@ class StreamingToolExecutor:
         self.discovered = discovered
         self.cancel_on_shell_error = cancel_on_shell_error
         self.stop_after_deferred = stop_after_deferred
+        # A batch run reads only the outcomes at the end: it keeps no progress backlog and
+        # hands out no updates (listeners still get every event as it happens).
+        self.keep_updates = keep_updates
         self.tools: list[TrackedTool] = []
         self._by_id: dict[str, TrackedTool] = {}
         self._seen_ids: set[str] = set()
@@ -150,13 +155,20 @@ class StreamingToolExecutor:
         self._group: asyncio.TaskGroup | None = None
         self._closed = False  # the async with block was left
         self._input_done = False  # no more blocks will come
-        self._changed = asyncio.Event()
+        self._changed = asyncio.Event()  # a call finished or said something
+        self._settled = asyncio.Event()  # every call added so far is answered (or the answer was discarded)
         self._batches: list[_Batch] = []
         self._halt_after: int | None = None  # a deferral: batches after this one never start
         # Bookkeeping that keeps every step O(cap), not O(calls): the running calls, and
         # where in ``tools`` the first possibly-queued and first not-yet-yielded calls are.
         self._executing: list[TrackedTool] = []
         self._unsafe_running = 0
+        self._unfinished = 0
+        # Calls run on at most ``cap`` worker tasks of the group, each taking the next
+        # started call when it finishes one (10,000 calls at cap 10: ten tasks, not 10,000).
+        self._runnable: deque[TrackedTool] = deque()
+        self._live_workers = 0
+        self._busy_workers = 0
         self._queued_from = 0
         self._unyielded_from = 0
         self._ready: set[int] = set()  # indexes with progress or a result not yet handed out
@@ -183,8 +195,7 @@ class StreamingToolExecutor:
         try:
             if exc_type is None:
                 try:
-                    async for _ in self.get_remaining_results():
-                        pass  # every call answered before the block is left
+                    await self._until_answered()  # every call answered before the block is left
                 except BaseException as err:  # cancelled while waiting: stop the calls, then go on
                     self._stop_all()
                     await self._leave(group, type(err), err, err.__traceback__)
@@ -202,6 +213,17 @@ class StreamingToolExecutor:
                     status = tracked.outcome.status if tracked.outcome is not None else "cancelled"
                     counts[status] = counts.get(status, 0) + 1
                 self.events.emit(RunFinished(self.events.clock(), counts))
+
+    async def _until_answered(self) -> None:
+        if self.keep_updates:
+            async for _ in self.get_remaining_results():
+                pass
+            return
+        self.finish_input()
+        self._process_queue()
+        while self._unfinished and not self.discarded:
+            self._settled.clear()
+            await self._settled.wait()  # woken once at the end, not once per call
 
     def _stop_all(self) -> None:
         if not self.context.abort.aborted:
@@ -228,7 +250,7 @@ class StreamingToolExecutor:
         """A call whose task never ran our code (cancelled before its first step) gets its result here."""
         for tracked in self.tools:
             if tracked.status in ("queued", "executing"):
-                self._complete(tracked, self._stopped(tracked, started=tracked.status == "executing"), walk=False)
+                self._complete(tracked, self._stopped(tracked, started=tracked.begun), walk=False)
 
     # -- feeding ----------------------------------------------------------------------------
     def add_tool(self, block: Any) -> TrackedTool:
@@ -255,13 +277,14 @@ class StreamingToolExecutor:
         tracked = TrackedTool(call, batch.number)
         batch.calls.append(tracked)
         batch.unfinished += 1
+        self._unfinished += 1
         self.tools.append(tracked)
         self._by_id.setdefault(call.tool_use_id, tracked)
         if self.events:
             self.events.emit(CallQueued(call.tool_use_id, call.name, batch.number, self.events.clock(), call.safe))
         if call.error is not None:
             self._complete(tracked, error_outcome(call))
-        else:
+        elif len(self._executing) < self.cap:  # else nothing can start until a call finishes
             self._process_queue()
         return tracked
 
@@ -346,28 +369,68 @@ class StreamingToolExecutor:
         self._executing.append(tracked)
         self._unsafe_running += not tracked.safe
         tracked.abort = self.siblings.child(bubble=self._bubble)
-        tracked.task = self._group.create_task(self._execute(tracked))
+        self._runnable.append(tracked)
+        if len(self._runnable) > self._live_workers - self._busy_workers:
+            try:
+                self._group.create_task(self._worker())
+            except RuntimeError:  # the group is shutting down (a bug elsewhere): this call never runs
+                self._runnable.remove(tracked)
+                self._complete(tracked, self._stopped(tracked, started=False), walk=False)
+                return
+            self._live_workers += 1
 
     def _bubble(self, reason: str) -> None:
         """A tool-level abort (a rejected prompt) stops the whole turn, unless a sibling failed."""
         if reason != SIBLING_ERROR and not self.discarded and not self.context.abort.aborted:
             self.context.abort.abort(reason)
 
-    async def _execute(self, tracked: TrackedTool) -> None:
-        tracked.begun = True
+    async def _worker(self) -> None:
+        """Run started calls one after another until none is waiting."""
+        task = asyncio.current_task()
+        assert task is not None
+        try:
+            while self._runnable:
+                tracked = self._runnable.popleft()
+                self._busy_workers += 1
+                await self._run_tracked(tracked, task)
+        finally:
+            self._live_workers -= 1
+
+    async def _run_tracked(self, tracked: TrackedTool, task: asyncio.Task[None]) -> None:
+        """One call, inside a cancel scope: a cancel meant for this call ends only this call.
+
+        Stopping one call cancels its worker (``cancel_requested`` says it was for this
+        call); the count of cancel requests, as ``asyncio.timeout`` keeps it, tells that
+        one apart from the whole group stopping, which ends the worker too.
+        """
+        tracked.worker, tracked.begun = task, True
         call = tracked.call
         assert tracked.abort is not None
         ctx = self._context_for(tracked).for_call(call.tool_use_id, tracked.abort, self._on_progress)
+        baseline = task.cancelling()
         try:
             outcome = await execute_call(self.pipeline, call, ctx, self.events, tracked.batch)
         except asyncio.CancelledError:
-            # Ended by an abort (or the whole group stopping): answered here, then the
-            # cancellation goes on, so the task really ends cancelled.
+            # Ended by an abort (or the whole group stopping): answered here, in the one place.
+            self._busy_workers -= 1
             self._complete(tracked, self._stopped(tracked, started=True))
+            if not tracked.cancel_requested or task.uncancel() > baseline:
+                raise
+            return
+        except BaseException:
+            self._busy_workers -= 1
             raise
+        if tracked.cancel_requested:
+            task.uncancel()  # the cancel came as the call ended (or the tool swallowed it): spent
         if outcome.status == "cancelled":
             outcome = self._stopped(tracked, started=True)  # the tool stopped itself for an abort
+        self._busy_workers -= 1  # free before the completion starts the next call: this worker takes it
         self._complete(tracked, outcome)
+
+    def _cancel(self, tracked: TrackedTool) -> None:
+        if tracked.worker is not None and tracked.begun and not tracked.cancel_requested and tracked.status == "executing":
+            tracked.cancel_requested = True
+            tracked.worker.cancel()
 
     def _context_for(self, tracked: TrackedTool) -> ToolContext:
         return self.context
@@ -380,7 +443,13 @@ class StreamingToolExecutor:
             self._unsafe_running -= not tracked.safe
         tracked.outcome = outcome
         tracked.status = "completed"
-        self._ready.add(tracked.call.index)
+        tracked.abort = tracked.worker = None  # a finished call keeps only its outcome: fewer objects
+        tracked.call.parsed = None              # for the garbage collector to walk in a long run
+        self._unfinished -= 1
+        if not self._unfinished:
+            self._settled.set()
+        if self.keep_updates:
+            self._ready.add(tracked.call.index)
         if self.events:
             self.events.emit(result_event(outcome, tracked.batch, self.events.clock()))
         if self._is_shell_failure(tracked, outcome):
@@ -434,16 +503,15 @@ class StreamingToolExecutor:
     # -- aborts -------------------------------------------------------------------------------
     def _on_query_abort(self, reason: str) -> None:
         for tracked in tuple(self._executing):
-            if tracked.task is not None and tracked.begun and should_cancel(tracked.call, reason):
-                tracked.task.cancel()
+            if should_cancel(tracked.call, reason):
+                self._cancel(tracked)
         self._changed.set()
 
     def _stop_siblings(self, reason: str) -> None:
         """A shell sibling failed, or the answer was discarded: stop everything running."""
         self.siblings.abort(reason)
         for tracked in tuple(self._executing):
-            if tracked.task is not None and tracked.begun:
-                tracked.task.cancel()
+            self._cancel(tracked)
         self._changed.set()
 
     def _on_progress(self, tool_use_id: str, data: Any) -> None:
@@ -451,14 +519,18 @@ class StreamingToolExecutor:
         if tracked is None or tracked.status != "executing":
             return
         event = ProgressEvent(tool_use_id, tracked.call.name, data, self.events.clock(), tracked.batch)
+        if self.events:
+            self.events.emit(event)
+        if not self.keep_updates:
+            return
         pending = tracked.pending_progress
+        if pending is None:
+            pending = tracked.pending_progress = deque()
         if len(pending) >= PROGRESS_BACKLOG:
             pending.popleft()
             tracked.progress_dropped += 1
         pending.append(event)
         self._ready.add(tracked.call.index)
-        if self.events:
-            self.events.emit(event)
         self._changed.set()
 
     @property
@@ -483,12 +555,13 @@ class StreamingToolExecutor:
             self._ready.discard(index)  # progress arriving while we yield marks it again
             tracked = self.tools[index]
             if tracked.progress_dropped:
-                first = tracked.pending_progress[0] if tracked.pending_progress else None
+                first = tracked.pending_progress[0] if tracked.pending_progress else None  # never None here
                 dropped, tracked.progress_dropped = tracked.progress_dropped, 0
                 when = first.time if first is not None else self.events.clock()
                 yield ProgressEvent(tracked.call.tool_use_id, tracked.call.name, {"dropped": dropped}, when)
-            while tracked.pending_progress:
-                yield tracked.pending_progress.popleft()
+            pending = tracked.pending_progress
+            while pending:
+                yield pending.popleft()
             if tracked.status == "completed" and tracked.outcome is not None:
                 tracked.status = "yielded"
                 yield tracked.outcome
@@ -519,11 +592,12 @@ class StreamingToolExecutor:
     def discard(self) -> None:
         """The stream restarts: forget this answer. Unstarted calls never start."""
         self.discarded = True
+        self._settled.set()
         self._stop_siblings(STREAMING_FALLBACK)
 
     def outcomes(self) -> list[CallOutcome]:
         """One outcome per added block, in block order (a stopped one for any never finished)."""
-        return [t.outcome or self._stopped(t, started=t.status != "queued") for t in self.tools]
+        return [t.outcome or self._stopped(t, started=t.begun) for t in self.tools]
 
 
 def result_event(outcome: CallOutcome, batch: int = 0, time: float = 0.0) -> ResultEvent:
@@ -554,7 +628,7 @@ async def run_tools(
     """Run prepared calls to the end; one outcome per call, in order, and the final context."""
     executor = StreamingToolExecutor(
         registry if registry is not None else ctx.registry or ToolRegistry(), pipeline, ctx, cap=cap, events=events,
-        cancel_on_shell_error=cancel_on_shell_error, stop_after_deferred=stop_after_deferred,
+        cancel_on_shell_error=cancel_on_shell_error, stop_after_deferred=stop_after_deferred, keep_updates=False,
     )
     async with executor:
         for call in calls:

@@ -185,7 +185,7 @@ class Scheduler:
         if trace is not None:
             listeners.append(trace.record)
         executor = self._executor(run, RunEvents(listeners, events.clock if events is not None else None),
-                                  cancel_on_shell_error=cancel_on_shell_error)
+                                  cancel_on_shell_error=cancel_on_shell_error, keep_updates=False)
         async with executor:
             for call in calls:
                 executor.add_prepared(call)
@@ -275,7 +275,7 @@ class Scheduler:
         calls = self.prepare(items, context=run.context)
         events = self._run_events()
         handle = RunHandle(calls, run.context.abort, events)
-        executor = self._executor(run, events, cancel_on_shell_error=cancel_on_shell_error)
+        executor = self._executor(run, events, cancel_on_shell_error=cancel_on_shell_error, keep_updates=False)
 
         async def go() -> list[CallOutcome]:
             try:

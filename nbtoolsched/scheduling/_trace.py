@@ -7,12 +7,13 @@ builds no event at all (emitters check ``if events:`` first).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
 
-from .._events import CallState, ContextEvent, ProgressDropped, ProgressEvent, ResultEvent, event_from_dict, event_to_dict
+from .._events import EVENT_TYPES, CallState, ContextEvent, ProgressDropped, ProgressEvent, ResultEvent, event_from_dict, event_to_dict
 
 __all__ = ["Trace", "PROGRESS_KEPT"]
 
@@ -29,7 +30,10 @@ class Trace:
     """
 
     def __init__(self, events: Iterable[Any] = (), *, keep_progress: int = PROGRESS_KEPT) -> None:
-        self._events: list[Any] = list(events)
+        # Each event is kept as a row of plain values (a tuple), not as an object: a
+        # 10,000-call run keeps 30,000 rows the garbage collector need not walk, and reads
+        # build the events again on demand.
+        self._rows: list[tuple[Any, ...]] = [_pack(e) for e in events]
         self.keep_progress = keep_progress
         self._progress_seen: dict[str, int] = {}
         self._recent: dict[str, deque[ProgressEvent]] = {}  # progress past the first ones, not yet settled
@@ -37,10 +41,9 @@ class Trace:
 
     @property
     def events(self) -> list[Any]:
-        if self._recent:
-            for tool_use_id in list(self._recent):
-                self._settle(tool_use_id)
-        return self._events
+        """The recorded events, in order (built afresh on each read)."""
+        self._settle_all()
+        return [_unpack(row) for row in self._rows]
 
     def record(self, event: Any) -> None:
         if isinstance(event, ProgressEvent):
@@ -60,22 +63,30 @@ class Trace:
             event = event.recorded()
         elif isinstance(event, ContextEvent):
             event = ContextEvent(None, event.batch, event.time)  # the context itself is for live listeners
-        self._events.append(event)
+        self._rows.append(_pack(event))
+
+    def _settle_all(self) -> None:
+        if self._recent:
+            for tool_use_id in list(self._recent):
+                self._settle(tool_use_id)
 
     def _settle(self, key: str) -> None:
-        """Put a call's held-back last progress events, and the count of the dropped ones, in ``events``."""
+        """Put a call's held-back last progress events, and the count of the dropped ones, in the trace."""
         recent = self._recent.pop(key)
         dropped = self._dropped.pop(key, 0)
         if dropped:
             first = recent[0]
-            self._events.append(ProgressDropped(key, first.tool_name, first.batch, first.time, dropped))
-        self._events.extend(recent)
+            self._rows.append(_pack(ProgressDropped(key, first.tool_name, first.batch, first.time, dropped)))
+        self._rows.extend(_pack(e) for e in recent)
 
     def __len__(self) -> int:
-        return len(self.events)
+        self._settle_all()
+        return len(self._rows)
 
     def of_kind(self, kind: str) -> list[Any]:
-        return [e for e in self.events if e.kind == kind]
+        code = _CODES_BY_KIND[kind]
+        self._settle_all()
+        return [_unpack(row) for row in self._rows if row[0] == code]
 
     def states(self) -> list[CallState]:
         """One state per call (the reducer over its events), in the order calls appeared."""
@@ -108,3 +119,29 @@ class Trace:
             except (ValueError, TypeError) as err:
                 raise ValueError(f"{path}, line {number}: {err}") from None
         return cls(events)
+
+
+# -- rows --------------------------------------------------------------------------------------
+_TYPES: list[type[Any]] = list(EVENT_TYPES.values())
+_CODES: dict[type[Any], int] = {cls: i for i, cls in enumerate(_TYPES)}
+_CODES_BY_KIND: dict[str, int] = {cls.kind: i for i, cls in enumerate(_TYPES)}
+_FIELDS: dict[type[Any], tuple[str, ...]] = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _TYPES}
+_LISTS: dict[type[Any], frozenset[str]] = {
+    cls: frozenset(f.name for f in dataclasses.fields(cls) if f.default_factory is list) for cls in _TYPES
+}
+
+
+def _pack(event: Any) -> tuple[Any, ...]:
+    cls = type(event)
+    return (_CODES[cls], *[tuple(v) if type(v) is list else v for v in (getattr(event, n) for n in _FIELDS[cls])])
+
+
+def _unpack(row: tuple[Any, ...]) -> Any:
+    cls = _TYPES[row[0]]
+    values = list(row[1:])
+    lists = _LISTS[cls]
+    if lists:
+        for i, name in enumerate(_FIELDS[cls]):
+            if name in lists:
+                values[i] = list(values[i])
+    return cls(*values)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from ._context import ContextModifier, ToolContext
 from ._decision import PASSTHROUGH, Decision
 
-__all__ = ["InputT", "PermissionKind", "ReadOnlyTool", "Tool", "ToolOutput", "Validation", "EmptyInput", "InterruptBehavior", "DEFAULT_MAX_RESULT_SIZE_CHARS"]
+__all__ = ["InputT", "overrides", "PermissionKind", "ReadOnlyTool", "Tool", "ToolOutput", "Validation", "EmptyInput", "InterruptBehavior", "DEFAULT_MAX_RESULT_SIZE_CHARS"]
 
 InterruptBehavior = Literal["cancel", "block"]
 PermissionKind = Literal["generic", "read", "edit", "shell", "web"]
@@ -160,6 +160,20 @@ class Tool(Generic[InputT]):
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
+
+
+def overrides(tool: Tool[Any], method: str) -> bool:
+    """Whether ``tool`` (its class, or the instance itself) replaces ``Tool``'s default
+    ``method``: the pipeline skips a default that can only say "fine" (one awaited
+    coroutine less per call)."""
+    key = (type(tool), method)
+    found = _OVERRIDES.get(key)
+    if found is None:
+        found = _OVERRIDES[key] = getattr(type(tool), method) is not getattr(Tool, method)
+    return found or method in getattr(tool, "__dict__", ())
+
+
+_OVERRIDES: dict[tuple[type, str], bool] = {}
 
 
 class ReadOnlyTool(Tool[InputT]):

@@ -59,7 +59,7 @@ class Decision:
 
     @classmethod
     def passthrough(cls, message: str | None = None) -> "Decision":
-        return cls("passthrough", message=message)
+        return cls("passthrough", message=message) if message is not None else PASSTHROUGH
 
     @property
     def allowed(self) -> bool:
