@@ -156,11 +156,6 @@ class ResultEvent:
     is_error: bool = False
     outcome: Any = None  # the CallOutcome
 
-    def recorded(self) -> "ResultEvent":
-        """The form a trace keeps: what happened, not the result itself."""
-        return ResultEvent(self.tool_use_id, self.tool_name, None, self.status, (), self.prevent_continuation,
-                           self.stop_reason, self.time, self.batch, self.is_error)
-
 
 @dataclass(slots=True)
 class ContextEvent:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 from collections import deque
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .._events import EVENT_TYPES, CallState, ContextEvent, ProgressDropped, ProgressEvent, ResultEvent, event_from_dict, event_to_dict
 
@@ -60,7 +61,8 @@ class Trace:
         elif isinstance(event, ResultEvent):
             if event.tool_use_id in self._recent:
                 self._settle(event.tool_use_id)
-            event = event.recorded()
+            self._rows.append(_pack_result(event))  # the status, not the result itself
+            return
         elif isinstance(event, ContextEvent):
             event = ContextEvent(None, event.batch, event.time)  # the context itself is for live listeners
         self._rows.append(_pack(event))
@@ -126,6 +128,8 @@ _TYPES: list[type[Any]] = list(EVENT_TYPES.values())
 _CODES: dict[type[Any], int] = {cls: i for i, cls in enumerate(_TYPES)}
 _CODES_BY_KIND: dict[str, int] = {cls.kind: i for i, cls in enumerate(_TYPES)}
 _FIELDS: dict[type[Any], tuple[str, ...]] = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _TYPES}
+_GETTERS: dict[type[Any], Callable[[Any], tuple[Any, ...]]] = {cls: operator.attrgetter(*names) for cls, names in _FIELDS.items()}
+_RESULT = _CODES[ResultEvent]
 _LISTS: dict[type[Any], frozenset[str]] = {
     cls: frozenset(f.name for f in dataclasses.fields(cls) if f.default_factory is list) for cls in _TYPES
 }
@@ -133,7 +137,16 @@ _LISTS: dict[type[Any], frozenset[str]] = {
 
 def _pack(event: Any) -> tuple[Any, ...]:
     cls = type(event)
-    return (_CODES[cls], *[tuple(v) if type(v) is list else v for v in (getattr(event, n) for n in _FIELDS[cls])])
+    values = _GETTERS[cls](event)
+    if type(values) is not tuple:  # a class with a single field
+        values = (values,)
+    return (_CODES[cls], *[tuple(v) if type(v) is list else v for v in values])
+
+
+def _pack_result(e: ResultEvent) -> tuple[Any, ...]:
+    """A finished call as a trace keeps it: its status, never its result or outcome."""
+    return (_RESULT, e.tool_use_id, e.tool_name, None, e.status, (), e.prevent_continuation, e.stop_reason,
+            e.time, e.batch, e.is_error, None)
 
 
 def _unpack(row: tuple[Any, ...]) -> Any:
