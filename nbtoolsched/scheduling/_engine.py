@@ -51,7 +51,7 @@ __all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFT
            "DEFAULT_MAX_CONCURRENCY", "ENV_MAX_CONCURRENCY", "max_tool_use_concurrency", "running_loop"]
 
 ToolState = Literal["queued", "executing", "completed", "yielded"]
-Update = Union[ProgressEvent, CallOutcome]
+Update = Union[ProgressEvent, ResultEvent]  # what a drain hands out: the same events listeners get
 NOT_STARTED_AFTER_DEFERRAL = "Not run yet: an earlier call in this batch is waiting for approval."
 # Progress a call may have waiting for a slow reader. Progress arrives through a plain
 # callback, so a tool cannot be made to wait for the reader; past this the oldest waiting
@@ -95,6 +95,7 @@ class TrackedTool:
     cancel_requested: bool = False  # its worker was cancelled for it (a scope: see _run_tracked)
     abort: AbortSignal | None = None
     outcome: CallOutcome | None = None
+    finished: ResultEvent | None = None  # its ResultEvent, made once for listeners and the drain
     pending_progress: deque[ProgressEvent] | None = None  # made on the first progress event
     progress_dropped: int = 0  # progress not yet read that a full backlog pushed out
 
@@ -450,8 +451,10 @@ class StreamingToolExecutor:
             self._settled.set()
         if self.keep_updates:
             self._ready.add(tracked.call.index)
-        if self.events:
-            self.events.emit(result_event(outcome, tracked.batch, self.events.clock()))
+        if self.events or self.keep_updates:
+            tracked.finished = result_event(outcome, tracked.batch, self.events.clock())
+            if self.events:
+                self.events.emit(tracked.finished)
         if self._is_shell_failure(tracked, outcome):
             self.errored_description = tracked.call.description
             self._stop_siblings(SIBLING_ERROR)
@@ -562,9 +565,9 @@ class StreamingToolExecutor:
             pending = tracked.pending_progress
             while pending:
                 yield pending.popleft()
-            if tracked.status == "completed" and tracked.outcome is not None:
+            if tracked.status == "completed" and tracked.finished is not None:
                 tracked.status = "yielded"
-                yield tracked.outcome
+                yield tracked.finished
 
     def _first_unyielded(self) -> int:
         """Yielded calls get no more progress, so every walk may start past them."""

@@ -25,7 +25,7 @@ from typing import Any, AsyncIterator, Iterable, Mapping
 
 from ..execution._pipeline import CallOutcome, CallPipeline
 from ..execution._prepare import PreparedCall, discovered_tools, prepare_calls
-from .._events import ContextEvent, ProgressEvent, SchedulerEvent
+from .._events import ContextEvent, SchedulerEvent
 from .._messages import ToolResultBlock
 from ..permissions._base import HookRunner, PermissionGate
 from .._registry import ToolRegistry
@@ -34,7 +34,7 @@ from ..tool._context import ToolContext
 from ._handle import RunHandle
 from ._partition import Batch, block_list, partition_prepared
 from ._resume import RunState, resumed_approver
-from ._engine import RunResult, StreamingToolExecutor, max_tool_use_concurrency, result_event, running_loop
+from ._engine import RunResult, StreamingToolExecutor, max_tool_use_concurrency, running_loop
 from .._events import RunEvents
 from ._trace import Trace
 
@@ -245,7 +245,7 @@ class Scheduler:
                 executor.add_prepared(call)
             seen = executor.context
             async for update in executor.get_remaining_results():
-                yield update if isinstance(update, ProgressEvent) else result_event(update)
+                yield update
                 if executor.context is not seen:
                     seen = executor.context
                     yield ContextEvent(seen)

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nbtoolsched as nts
-from nbtoolsched.execution._pipeline import CallOutcome
 
 from .conftest import Recorder, SpyTool
 
@@ -113,8 +112,8 @@ def test_streaming_executor_invariants(plan: dict[str, Any], gap: float) -> None
                 for b in blocks_for(plan):
                     ex.add_tool(b)
                     await asyncio.sleep(gap)  # blocks arrive as a stream would deliver them
-                seen = [u for u in ex.get_completed_results() if isinstance(u, CallOutcome)]
-                seen += [u async for u in ex.get_remaining_results() if isinstance(u, CallOutcome)]
+                seen = [u for u in ex.get_completed_results() if isinstance(u, nts.ResultEvent)]
+                seen += [u async for u in ex.get_remaining_results() if isinstance(u, nts.ResultEvent)]
             assert len({o.tool_use_id for o in seen}) == len(seen)  # nothing yielded twice
             return ex.outcomes()
 

@@ -4,7 +4,6 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.execution._pipeline import CallOutcome
 
 from .conftest import Recorder, block
 
@@ -13,8 +12,8 @@ async def drain(ex: nts.StreamingToolExecutor) -> list[Any]:
     return [u async for u in ex.get_remaining_results()]
 
 
-def outcomes(updates: list[Any]) -> list[CallOutcome]:
-    return [u for u in updates if isinstance(u, CallOutcome)]
+def outcomes(updates: list[Any]) -> list[nts.ResultEvent]:
+    return [u for u in updates if isinstance(u, nts.ResultEvent)]
 
 
 async def test_safe_tool_starts_as_soon_as_it_is_added(scheduler: nts.Scheduler, recorder: Recorder) -> None:
@@ -47,14 +46,14 @@ async def test_completed_safe_result_may_overtake_a_running_safe_one_but_not_an_
         ex.add_tool(slow)
         ex.add_tool(fast)
         await asyncio.sleep(0.1)
-        ready = [u.tool_use_id for u in ex.get_completed_results() if isinstance(u, CallOutcome)]
+        ready = [u.tool_use_id for u in ex.get_completed_results() if isinstance(u, nts.ResultEvent)]
         assert ready == [fast["id"]]
     async with scheduler.streaming_executor() as ex2:
         unsafe, after = block("Edit", duration=0.3), block("Read")
         ex2.add_tool(unsafe)
         ex2.add_tool(after)
         await asyncio.sleep(0.1)
-        assert [u for u in ex2.get_completed_results() if isinstance(u, CallOutcome)] == []
+        assert [u for u in ex2.get_completed_results() if isinstance(u, nts.ResultEvent)] == []
 
 
 async def test_progress_is_delivered_at_once(scheduler: nts.Scheduler) -> None:
