@@ -58,10 +58,11 @@ def test_ignored_outputs_are_only_pictures(path: Path) -> None:
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
 def test_chapter_ends_with_exercises_and_worked_answers(path: Path) -> None:
+    """Exercises first; their answers after them, in a Solutions (or Worked answers) section."""
     cells = nbformat.read(path, as_version=4).cells
     text = [c.source for c in cells if c.cell_type == "markdown"]
     exercises = next((i for i, t in enumerate(text) if re.search(r"^#+ Exercises?\b", t, re.M)), None)
-    answers = next((i for i, t in enumerate(text) if re.search(r"^#+ Worked answers?\b", t, re.M)), None)
+    answers = next((i for i, t in enumerate(text) if re.search(r"^#+ (Worked answers?|Solutions)\b", t, re.M)), None)
     assert exercises is not None and answers is not None and exercises < answers
 
 
