@@ -176,19 +176,19 @@ STATUS_COLOURS = {"completed": "#3b82f6", "error": "#ef4444", "denied": "#f97316
 
 
 def timeline(trace: Trace, title: str = "", *, arrivals: Sequence[tuple[float, str]] = (),
-             stream_end: float | None = None, width: int = 760) -> Picture:
+             stream_start: float | None = None, stream_end: float | None = None, width: int = 760) -> Picture:
     """The run as a picture: one bar per call, batches as bands labelled by safety.
 
-    ``arrivals`` (time, tool_use_id) and ``stream_end`` draw the model's stream above the
-    bars: a tick when each block was complete and handed over, a dashed line where the
-    answer ended. Times are real (they vary run to run), so a timeline is never compared.
+    ``arrivals`` (time, tool_use_id), ``stream_start`` and ``stream_end`` draw the model's
+    stream above the bars: a line from its first event, a tick when each block was complete
+    and handed over, a dashed line where the answer ended. Times are real (they vary run to run), so a timeline is never compared.
     """
     rows = sorted((s for s in trace.states() if s.started_at is not None or s.finished_at is not None),
                   key=lambda s: (s.batch, s.started_at if s.started_at is not None else s.finished_at))
     if not rows:
         return Picture('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="24"><text x="4" y="16">no calls ran</text></svg>', title)
     times = [t for s in rows for t in (s.started_at, s.finished_at, s.asked_at) if t is not None]
-    times += [t for t, _ in arrivals] + ([stream_end] if stream_end is not None else [])
+    times += [t for t, _ in arrivals] + [t for t in (stream_start, stream_end) if t is not None]
     t0, t1 = min(times), max(times)
     total = max(t1 - t0, 1e-6)
     row_h, label_w, right_w = 22, 150, 210
@@ -205,7 +205,8 @@ def timeline(trace: Trace, title: str = "", *, arrivals: Sequence[tuple[float, s
         lane = top - 18
         out.append(f'<text x="8" y="{lane + 4}">model stream</text>')
         end_x = x(stream_end) if stream_end is not None else x(t1)
-        out.append(f'<line x1="{label_w}" y1="{lane}" x2="{end_x:.1f}" y2="{lane}" stroke="#6b7280" stroke-width="3"/>')
+        start_x = x(stream_start) if stream_start is not None else label_w
+        out.append(f'<line x1="{start_x:.1f}" y1="{lane}" x2="{end_x:.1f}" y2="{lane}" stroke="#6b7280" stroke-width="3"/>')
         for t, key in arrivals:
             out.append(f'<line x1="{x(t):.1f}" y1="{lane - 7}" x2="{x(t):.1f}" y2="{lane + 7}" stroke="#111827" stroke-width="2"/>'
                        f'<text x="{x(t):.1f}" y="{lane - 9}" text-anchor="middle" font-size="9">{html.escape(key)}</text>')
