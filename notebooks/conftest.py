@@ -9,6 +9,8 @@ When ``--nbval`` is on and an option below was not given on the command line, th
 fills it in, so ``python -m pytest --nbval notebooks`` alone runs them the same way.
 It also removes ``ANTHROPIC_API_KEY`` from the kernel's environment (the kernel inherits
 pytest's): the stored outputs are the offline ones, and a test run must not spend money.
+``NBTOOLSCHED_APPROVAL`` is left alone: every notebook names the approval policy it needs,
+and must give the same outputs with the variable set or not.
 Set ``NBTOOLSCHED_NOTEBOOKS_LIVE=1`` to keep the key (then use ``--nbval-lax``, since a
 real model's answers cannot match stored outputs).
 """
@@ -24,8 +26,9 @@ HERE = Path(__file__).parent
 SANITIZE = HERE / "sanitize.cfg"
 CELL_TIMEOUT = 60  # seconds: every cell takes well under 5 s, so a stuck one fails fast
 NBVAL_DEFAULT_CELL_TIMEOUT = 2000
-# Variables that would change what the notebooks print; each notebook sets what it needs.
-UNSET_FOR_DETERMINISM = ("NBTOOLSCHED_MAX_TOOL_USE_CONCURRENCY", "NBTOOLSCHED_APPROVAL")
+# Variables that would change what the notebooks print. (Not NBTOOLSCHED_APPROVAL: the
+# notebooks set their approval policy explicitly, so nbval checks them with it set too.)
+UNSET_FOR_DETERMINISM = ("NBTOOLSCHED_MAX_TOOL_USE_CONCURRENCY",)
 
 
 def pytest_configure(config: pytest.Config) -> None:

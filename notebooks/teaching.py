@@ -2,32 +2,47 @@
 
 Everything here that prints is deterministic (orders, batches, overlaps, states, never
 raw times), so nbval can compare the notebooks' stored outputs on any machine.
+
+Pictures are SVG, and carry a PNG copy of themselves when one can be rendered (with
+``cairosvg``, else a headless Chromium), because GitHub does not show SVG outputs of a
+notebook. nbval compares the SVG and the one-line text of a picture, never the PNG.
 """
 
 from __future__ import annotations
 
 import atexit
+import base64
 import html
+import importlib.util
+import os
+import re
 import shutil
+import subprocess
 import tempfile
+from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
-from IPython.display import SVG
-
-from nbtoolsched import Trace
-from nbtoolsched.internals import render_svg_timeline
-from nbtoolsched import CallState
+from nbtoolsched import CallStarted, CallState, ResultEvent, Trace
 
 __all__ = [
-    "scratch_project", "spans", "overlapped", "start_order", "finish_order", "describe_run", "timeline", "flow_diagram",
-    "sequence_diagram", "tree_diagram",
+    "Picture", "scratch_project", "spans", "overlapped", "start_order", "finish_order", "describe_run", "timeline",
+    "flow_diagram", "sequence_diagram", "tree_diagram", "check_setup",
 ]
 
 PREFIX = "nbtoolsched-nb-"  # sanitize.cfg replaces paths with this prefix by <TMP>
 _made: list[Path] = []
 
 
+# -- setup --------------------------------------------------------------------------------
+def check_setup(*modules: str) -> None:
+    """Print, for each module a chapter needs, whether it can be imported here."""
+    for name in modules:
+        found = importlib.util.find_spec(name) is not None
+        print(f"{name:16} {'installed' if found else 'MISSING: see the setup notes above'}")
+
+
+# -- scratch folders ------------------------------------------------------------------------
 def scratch_project(files: dict[str, str] | None = None) -> Path:
     """A temporary project folder with ``files`` (relative path -> text); removed at exit."""
     root = Path(tempfile.mkdtemp(prefix=PREFIX)).resolve()
@@ -45,8 +60,9 @@ def _clean_up() -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+# -- facts read off a trace (matched by event class) ------------------------------------------
 def spans(trace: Trace) -> dict[str, CallState]:
-    """One span per call, by tool_use_id."""
+    """One state per call, by tool_use_id."""
     return {s.tool_use_id: s for s in trace.states()}
 
 
@@ -58,20 +74,20 @@ def overlapped(trace: Trace, a: str, b: str) -> bool:
     return s.started_at < t.finished_at and t.started_at < s.finished_at  # type: ignore[operator]
 
 
-def _ordered(trace: Trace, kind: str) -> list[str]:
-    return [e.tool_use_id for e in trace.events if e.kind == kind and e.tool_use_id]
-
-
 def start_order(trace: Trace) -> list[str]:
-    return _ordered(trace, "started")
+    return [e.tool_use_id for e in trace.events if isinstance(e, CallStarted)]
 
 
 def finish_order(trace: Trace) -> list[str]:
-    return _ordered(trace, "finished")
+    return [e.tool_use_id for e in trace.events if isinstance(e, ResultEvent)]
+
+
+def _safety(state: CallState) -> str:
+    return "safe" if state.safe else "unsafe"
 
 
 def describe_run(trace: Trace, ids: Iterable[str] | None = None) -> str:
-    """A line per call: batch, id, tool, final status, progress count (times left out)."""
+    """A line per call: batch and its safety, id, tool, final status, progress count (no times)."""
     by_id = spans(trace)
     keys = list(ids or by_id)
     id_w = max(len(k) for k in keys)
@@ -79,24 +95,160 @@ def describe_run(trace: Trace, ids: Iterable[str] | None = None) -> str:
     lines = []
     for key in keys:
         s = by_id[key]
-        lines.append(f"batch {s.batch}  {s.tool_use_id:<{id_w}}  {s.tool_name:<{name_w}}  {s.status:<10} progress x{s.progress_count}")
+        lines.append(f"batch {s.batch} ({_safety(s):6})  {s.tool_use_id:<{id_w}}  {s.tool_name:<{name_w}}  "
+                     f"{s.status:<10} progress x{s.progress_count}")
     return "\n".join(lines)
 
 
-def timeline(trace: Trace, title: str = "") -> SVG:
-    """The run as a picture: one bar per call, batches as bands (times vary run to run)."""
-    return SVG(render_svg_timeline(trace, title=title))
+# -- pictures -------------------------------------------------------------------------------
+class Picture:
+    """An SVG picture with a PNG copy for viewers that do not show SVG (GitHub).
+
+    Its text form is one stable line (nbval compares it); the PNG is never compared.
+    """
+
+    def __init__(self, svg: str, title: str = "") -> None:
+        self.svg = svg
+        self.title = title
+
+    def __repr__(self) -> str:
+        return f"<picture: {self.title or 'untitled'}>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        bundle: dict[str, Any] = {"image/svg+xml": self.svg, "text/plain": repr(self)}
+        png = svg_to_png(self.svg)
+        if png is not None:
+            bundle["image/png"] = base64.b64encode(png).decode("ascii")
+        return bundle
 
 
-def flow_diagram(steps: list[str], highlight: Iterable[str] = (), title: str = "") -> SVG:
+def svg_to_png(svg: str) -> bytes | None:
+    """The picture as PNG: with cairosvg if it is installed, else a headless Chromium, else None."""
+    return _png_with_cairosvg(svg) or _png_with_chromium(svg)
+
+
+def _png_with_cairosvg(svg: str) -> bytes | None:
+    try:
+        import cairosvg  # type: ignore[import-not-found]
+
+        return cairosvg.svg2png(bytestring=svg.encode("utf-8"))
+    except Exception:  # not installed, or no cairo library on this machine
+        return None
+
+
+@lru_cache(maxsize=1)
+def _chromium() -> str | None:
+    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+
+
+def _png_with_chromium(svg: str) -> bytes | None:
+    browser = _chromium()
+    size = re.search(r'<svg[^>]*\bwidth="([\d.]+)"[^>]*\bheight="([\d.]+)"', svg)
+    if browser is None or size is None:
+        return None
+    width, height = (int(float(v)) + 1 for v in size.groups())
+    with tempfile.TemporaryDirectory() as folder:
+        source, target = Path(folder, "picture.svg"), Path(folder, "picture.png")
+        source.write_text(svg, encoding="utf-8")
+        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={folder}/profile", f"--window-size={width},{height}", f"--screenshot={target}"]
+        try:
+            subprocess.run([browser, *flags, source.as_uri()], capture_output=True, timeout=30, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return target.read_bytes() if target.exists() else None
+
+
+def _svg_open(width: float, height: float, font_size: int = 11) -> list[str]:
+    return [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+            f'font-family="DejaVu Sans, sans-serif" font-size="{font_size}">',
+            f'<rect width="{width:.0f}" height="{height:.0f}" fill="white"/>']
+
+
+def _title(out: list[str], title: str, x: float = 8) -> None:
+    if title:
+        out.append(f'<text x="{x}" y="18" font-size="13" font-weight="bold">{html.escape(title)}</text>')
+
+
+STATUS_COLOURS = {"completed": "#3b82f6", "error": "#ef4444", "denied": "#f97316", "cancelled": "#9ca3af",
+                  "deferred": "#a855f7", "executing": "#60a5fa"}
+
+
+def timeline(trace: Trace, title: str = "", *, arrivals: Sequence[tuple[float, str]] = (),
+             stream_start: float | None = None, stream_end: float | None = None, width: int = 760) -> Picture:
+    """The run as a picture: one bar per call, batches as bands labelled by safety.
+
+    ``arrivals`` (time, tool_use_id), ``stream_start`` and ``stream_end`` draw the model's
+    stream above the bars: a line from its first event, a tick when each block was complete
+    and handed over, a dashed line where the answer ended. Times are real (they vary run to run), so a timeline is never compared.
+    """
+    rows = sorted((s for s in trace.states() if s.started_at is not None or s.finished_at is not None),
+                  key=lambda s: (s.batch, s.started_at if s.started_at is not None else s.finished_at))
+    if not rows:
+        return Picture('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="24"><text x="4" y="16">no calls ran</text></svg>', title)
+    times = [t for s in rows for t in (s.started_at, s.finished_at, s.asked_at) if t is not None]
+    times += [t for t, _ in arrivals] + [t for t in (stream_start, stream_end) if t is not None]
+    t0, t1 = min(times), max(times)
+    total = max(t1 - t0, 1e-6)
+    row_h, label_w, right_w = 22, 150, 210
+    top = (26 if title else 8) + (30 if arrivals else 0)
+    plot_w = width - label_w - right_w
+    height = top + len(rows) * row_h + 28
+    out = _svg_open(width, height)
+    _title(out, title)
+
+    def x(t: float) -> float:
+        return label_w + (t - t0) / total * plot_w
+
+    if arrivals:
+        lane = top - 18
+        out.append(f'<text x="8" y="{lane + 4}">model stream</text>')
+        end_x = x(stream_end) if stream_end is not None else x(t1)
+        start_x = x(stream_start) if stream_start is not None else label_w
+        out.append(f'<line x1="{start_x:.1f}" y1="{lane}" x2="{end_x:.1f}" y2="{lane}" stroke="#6b7280" stroke-width="3"/>')
+        for t, key in arrivals:
+            out.append(f'<line x1="{x(t):.1f}" y1="{lane - 7}" x2="{x(t):.1f}" y2="{lane + 7}" stroke="#111827" stroke-width="2"/>'
+                       f'<text x="{x(t):.1f}" y="{lane - 9}" text-anchor="middle" font-size="9">{html.escape(key)}</text>')
+    if stream_end is not None:
+        out.append(f'<line x1="{x(stream_end):.1f}" y1="{top - 26 if arrivals else top}" x2="{x(stream_end):.1f}" '
+                   f'y2="{top + len(rows) * row_h}" stroke="#111827" stroke-dasharray="4 3"/>'
+                   f'<text x="{x(stream_end) + 3:.1f}" y="{top + len(rows) * row_h + 24}" font-size="9">stream ended</text>')
+    for i, span in enumerate(rows):
+        y = top + i * row_h
+        if i == 0 or rows[i - 1].batch != span.batch:
+            count = sum(1 for s in rows if s.batch == span.batch)
+            shade = "#f3f4f6" if span.batch % 2 else "#ffffff"
+            out.append(f'<rect x="0" y="{y}" width="{width}" height="{count * row_h}" fill="{shade}" fill-opacity="0.8"/>')
+            kind = "safe: may run together" if span.safe else "unsafe: runs alone"
+            out.append(f'<text x="{width - 8}" y="{y + 14}" text-anchor="end" fill="#374151">batch {span.batch} · {kind}</text>')
+        out.append(f'<text x="8" y="{y + 15}">{html.escape(span.tool_name)} '
+                   f'<tspan fill="#6b7280">{html.escape(span.tool_use_id[-10:])}</tspan></text>')
+        if span.started_at is not None:
+            end = span.finished_at if span.finished_at is not None else span.started_at
+            colour = STATUS_COLOURS.get(span.status, "#3b82f6")
+            out.append(f'<rect x="{x(span.started_at):.1f}" y="{y + 5}" width="{max(x(end) - x(span.started_at), 2):.1f}" '
+                       f'height="{row_h - 10}" rx="3" fill="{colour}"/>')
+        if span.asked_at is not None:
+            end = span.answered_at if span.answered_at is not None else (span.finished_at or span.asked_at)
+            out.append(f'<rect x="{x(span.asked_at):.1f}" y="{y + 5}" width="{max(x(end) - x(span.asked_at), 2):.1f}" '
+                       f'height="{row_h - 10}" rx="3" fill="#facc15"/>')
+    axis = top + len(rows) * row_h + 4
+    out.append(f'<line x1="{label_w}" y1="{axis}" x2="{label_w + plot_w}" y2="{axis}" stroke="#9ca3af"/>')
+    for k in range(5):
+        out.append(f'<text x="{label_w + plot_w * k / 4:.1f}" y="{axis + 14}" text-anchor="middle" fill="#4b5563" '
+                   f'font-size="9">{total * 1000 * k / 4:.0f} ms</text>')
+    out.append("</svg>")
+    return Picture("".join(out), title)
+
+
+def flow_diagram(steps: list[str], highlight: Iterable[str] = (), title: str = "") -> Picture:
     """A left-to-right chain of boxes; ``highlight`` names the boxes to colour."""
     marked = set(highlight)
     box_w, gap, h, top = 108, 18, 44, 30 if title else 8
     width = len(steps) * (box_w + gap) + gap
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + h + 12}" font-family="sans-serif" font-size="11">',
-           f'<rect width="{width}" height="{top + h + 12}" fill="white"/>']
-    if title:
-        out.append(f'<text x="{gap}" y="18" font-size="13" font-weight="bold">{html.escape(title)}</text>')
+    out = _svg_open(width, top + h + 12)
+    _title(out, title, gap)
     for i, step in enumerate(steps):
         x = gap + i * (box_w + gap)
         fill = "#fde68a" if step in marked else "#dbeafe"
@@ -109,11 +261,11 @@ def flow_diagram(steps: list[str], highlight: Iterable[str] = (), title: str = "
             out.append(f'<line x1="{x - gap}" y1="{top + h / 2}" x2="{x - 3}" y2="{top + h / 2}" stroke="#1e3a8a" stroke-width="2"/>'
                        f'<polygon points="{x - 3},{top + h / 2 - 4} {x},{top + h / 2} {x - 3},{top + h / 2 + 4}" fill="#1e3a8a"/>')
     out.append("</svg>")
-    return SVG("".join(out))
+    return Picture("".join(out), title)
 
 
 def sequence_diagram(items: list[tuple[str, str]], title: str = "", squares: str = "result",
-                     legend: str = "circles: progress, squares: results") -> SVG:
+                     legend: str = "circles: progress, squares: results") -> Picture:
     """What a consumer received, in order: one lane per source, one mark per item.
 
     ``items`` are ``(lane, label)`` pairs in arrival order; x is the arrival *rank*, not a
@@ -123,10 +275,8 @@ def sequence_diagram(items: list[tuple[str, str]], title: str = "", squares: str
     lanes = list(dict.fromkeys(lane for lane, _ in items))
     step, lane_h, left, top = 46, 34, 90, 30 if title else 10
     width, height = left + step * len(items) + 20, top + lane_h * len(lanes) + 24
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="10">',
-           f'<rect width="{width}" height="{height}" fill="white"/>']
-    if title:
-        out.append(f'<text x="8" y="18" font-size="13" font-weight="bold">{html.escape(title)}</text>')
+    out = _svg_open(width, height, 10)
+    _title(out, title)
     for row, lane in enumerate(lanes):
         y = top + row * lane_h + lane_h / 2
         out.append(f'<text x="8" y="{y + 4}" font-size="11">{html.escape(lane)}</text>')
@@ -140,23 +290,24 @@ def sequence_diagram(items: list[tuple[str, str]], title: str = "", squares: str
         out.append(shape + f'<text x="{x}" y="{y - 9}" text-anchor="middle">{html.escape(label)}</text>')
     out.append(f'<text x="{left}" y="{height - 6}" fill="#6b7280">arrival order \u2192 ({html.escape(legend)})</text>')
     out.append("</svg>")
-    return SVG("".join(out))
+    return Picture("".join(out), title)
 
 
-def tree_diagram(nodes: list[tuple[str, str | None]], marked: Iterable[str] = (), title: str = "") -> SVG:
+def tree_diagram(nodes: list[tuple[str, str | None]], marked: Iterable[str] = (), title: str = "",
+                 notes: dict[str, str] | None = None) -> Picture:
     """A small tree, top-down: ``nodes`` are ``(name, parent)``, parents listed first.
 
-    Marked nodes are drawn red (used for "this signal is aborted").
+    Marked nodes are drawn red (used for "this signal is aborted"); ``notes`` adds a
+    second line under a node's name (its abort reason, say).
     """
-    red = set(marked)
-    parent = dict(nodes)
+    red, notes = set(marked), notes or {}
     depth: dict[str, int] = {}
     for name, up in nodes:
         depth[name] = 0 if up is None else depth[up] + 1
     levels: dict[int, list[str]] = {}
     for name, _ in nodes:
         levels.setdefault(depth[name], []).append(name)
-    box_w, box_h, row_h, top = 150, 30, 64, 30 if title else 10
+    box_w, box_h, row_h, top = 150, 36 if notes else 30, 66, 30 if title else 10
     width = max(len(row) for row in levels.values()) * (box_w + 20) + 20
     height = top + len(levels) * row_h
     where = {}
@@ -164,10 +315,8 @@ def tree_diagram(nodes: list[tuple[str, str | None]], marked: Iterable[str] = ()
         gap = width / len(row)
         for i, name in enumerate(row):
             where[name] = (gap * i + gap / 2, top + level * row_h)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" font-family="sans-serif" font-size="11">',
-           f'<rect width="{width:.0f}" height="{height}" fill="white"/>']
-    if title:
-        out.append(f'<text x="8" y="18" font-size="13" font-weight="bold">{html.escape(title)}</text>')
+    out = _svg_open(width, height)
+    _title(out, title)
     for name, up in nodes:
         if up is not None:
             (x1, y1), (x2, y2) = where[up], where[name]
@@ -175,7 +324,11 @@ def tree_diagram(nodes: list[tuple[str, str | None]], marked: Iterable[str] = ()
     for name, _ in nodes:
         x, y = where[name]
         fill, stroke = ("#fee2e2", "#b91c1c") if name in red else ("#dcfce7", "#166534")
+        first = y + (15 if name in notes else 19)
         out.append(f'<rect x="{x - box_w / 2:.0f}" y="{y}" width="{box_w}" height="{box_h}" rx="5" fill="{fill}" stroke="{stroke}"/>'
-                   f'<text x="{x:.0f}" y="{y + 19}" text-anchor="middle">{html.escape(name)}</text>')
+                   f'<text x="{x:.0f}" y="{first}" text-anchor="middle">{html.escape(name)}</text>')
+        if name in notes:
+            out.append(f'<text x="{x:.0f}" y="{first + 13}" text-anchor="middle" font-size="9" fill="#374151">'
+                       f'{html.escape(notes[name])}</text>')
     out.append("</svg>")
-    return SVG("".join(out))
+    return Picture("".join(out), title)

@@ -58,10 +58,11 @@ def test_ignored_outputs_are_only_pictures(path: Path) -> None:
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
 def test_chapter_ends_with_exercises_and_worked_answers(path: Path) -> None:
+    """Exercises first; their answers after them, in a Solutions (or Worked answers) section."""
     cells = nbformat.read(path, as_version=4).cells
     text = [c.source for c in cells if c.cell_type == "markdown"]
     exercises = next((i for i, t in enumerate(text) if re.search(r"^#+ Exercises?\b", t, re.M)), None)
-    answers = next((i for i, t in enumerate(text) if re.search(r"^#+ Worked answers?\b", t, re.M)), None)
+    answers = next((i for i, t in enumerate(text) if re.search(r"^#+ (Worked answers?|Solutions)\b", t, re.M)), None)
     assert exercises is not None and answers is not None and exercises < answers
 
 
@@ -84,6 +85,7 @@ def _sanitize(text: str) -> str:
         ("took 12 ms, then 1.5 s", "took <DURATION>, then <DURATION>"),
         ("<Thing at 0x7f3a2b1c9d40>", "<Thing at 0x<ADDR>>"),
         ("session /tmp/nbtoolsched/0123456789ab/x", "session /tmp/nbtoolsched/<SESSION>/x"),
+        ("nbtoolsched: 10 tools, mode default, approvals: allow", "nbtoolsched: 10 tools, mode default, approvals: <POLICY FROM THE ENVIRONMENT>"),
     ],
 )
 def test_sanitizers_replace_what_varies(raw: str, clean: str) -> None:
@@ -118,6 +120,13 @@ def test_conftest_fills_in_missing_nbval_options(monkeypatch: pytest.MonkeyPatch
     assert Path(config.option.nbval_sanitize_with) == NOTEBOOKS / "sanitize.cfg"
     assert config.option.nbval_cell_timeout == 60 and config.option.nbval_current_env
     assert "ANTHROPIC_API_KEY" not in os.environ and "NBTOOLSCHED_MAX_TOOL_USE_CONCURRENCY" not in os.environ
+
+
+def test_conftest_leaves_the_approval_policy_variable_to_the_notebooks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notebooks must pass with NBTOOLSCHED_APPROVAL set: nbval must not hide it from them."""
+    monkeypatch.setenv("NBTOOLSCHED_APPROVAL", "allow")
+    _conftest().pytest_configure(_config())  # type: ignore[attr-defined]
+    assert os.environ["NBTOOLSCHED_APPROVAL"] == "allow"
 
 
 def test_conftest_keeps_explicit_options_and_ignores_runs_without_nbval() -> None:

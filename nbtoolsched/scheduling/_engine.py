@@ -2,7 +2,9 @@
 
 Each tool_use block is handed over the moment it is complete (``add_tool``). A
 concurrency-safe call starts at once if only safe calls are running and the cap allows;
-an unsafe call waits for everything before it and holds back everything after it.
+an unsafe call waits for everything before it and holds back everything after it. (The
+cap is ours on this path: Claude Code's streaming executor has none, and applies
+CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY on its batch path only.)
 Progress is passed on at once; results come out in block order, except that a safe call
 finished early may overtake a safe call still running before it (never across an unsafe
 one). A batch run (``Scheduler.run``) is the same engine: add every block, then drain.
@@ -14,9 +16,12 @@ have finished. That holds however the blocks arrive, so streaming and batch runs
 the same state. (Claude Code's streaming executor drops safe calls' modifiers; its batch
 path applies them as we do. We apply them on every path.)
 
-When a shell tool fails (a real failure: grep finding nothing is not one), its running
-siblings are stopped, and calls not yet started never start; each is told which call
-failed and that the user did not interrupt (as in Claude Code's streaming executor).
+When a shell tool fails, its running siblings are stopped and calls not yet started never
+start, as in Claude Code's streaming executor. As there, an exit status that answers the
+question is not a failure (grep or rg finding nothing, diff finding differences, test
+being false; Claude Code's table also counts find's exit 1, we do not), and each stopped
+sibling is told which call failed. Our text adds that the user did not interrupt, and
+what to do next.
 
 Lifetimes: the executor is an async context manager around an ``asyncio.TaskGroup``;
 every call is a task of that group, so none outlives the ``async with`` block. The abort

@@ -16,7 +16,7 @@ __all__ = ["AbortSignal", "AbortError", "SIBLING_ERROR", "INTERRUPT", "USER_ABOR
 
 # Reasons with a meaning to the scheduler; any other string is allowed too.
 SIBLING_ERROR = "sibling_error"
-INTERRUPT = "interrupt"  # a new user message while tools run
+INTERRUPT = "interrupt"  # a new user message, sent while every running tool is "cancel" (else it waits)
 USER_ABORT = "user_abort"  # Esc, Ctrl+C, a kernel interrupt, a rejected prompt
 STREAMING_FALLBACK = "streaming_fallback"
 
