@@ -85,7 +85,7 @@ def stopped_outcome(call: PreparedCall, reason: str | None, failed: str = "", *,
     if reason == SIBLING_ERROR:
         text = sibling_cancelled(failed)
     elif reason == STREAMING_FALLBACK:
-        text = streaming_discarded()
+        text = streaming_discarded(started)
     else:
         text = INTERRUPTED if started else CANCELLED_BEFORE_START
     return CallOutcome(call.tool_use_id, call.name, error_result(call.tool_use_id, text), "cancelled")
@@ -116,7 +116,10 @@ class CallPipeline:
         if call.error is not None:
             return error_outcome(call)
         reason = ctx.abort.reason
-        if reason is not None and call.stops_for(reason):
+        if reason is not None:
+            # Never started once the turn is stopping, whatever the reason: as in Claude Code,
+            # where a tool started after an interrupt gets an already-aborted signal and so
+            # its cancel result (an interrupt only lets "block" tools already running finish).
             return stopped_outcome(call, reason, started=False)
         try:
             return await self._run_checked(call, ctx, approver or self.approver)

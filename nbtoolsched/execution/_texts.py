@@ -43,8 +43,9 @@ def no_such_tool(name: str) -> str:
     return wrap_error(f"Error: no tool named {name!r} is available. Check the tool list for the right name.")
 
 
-def streaming_discarded() -> str:
-    return wrap_error("Discarded: the response was streamed again from the start, so this call never ran.")
+def streaming_discarded(started: bool = False) -> str:
+    what = "was stopped and its result discarded" if started else "never ran"
+    return wrap_error(f"Discarded: the response was streamed again from the start, so this call {what}.")
 
 
 def sibling_cancelled(failed: str) -> str:

@@ -428,8 +428,8 @@ class StreamingToolExecutor:
             raise
         if tracked.cancel_requested:
             task.uncancel()  # the cancel came as the call ended (or the tool swallowed it): spent
-        if outcome.status == "cancelled":
-            outcome = self._stopped(tracked, started=True)  # the tool stopped itself for an abort
+        if outcome.status == "cancelled" and self._abort_reason(tracked) in (SIBLING_ERROR, STREAMING_FALLBACK):
+            outcome = self._stopped(tracked, started=True)  # stopped for a sibling or a discard: say which
         self._busy_workers -= 1  # free before the completion starts the next call: this worker takes it
         self._complete(tracked, outcome)
 

@@ -1,6 +1,7 @@
 """A run's timeline as text: one row per call, bars against time, grouped by batch.
 
-Parallel calls show as bars that overlap; serial ones as bars that follow each other;
+Safe calls (a batch that may run in parallel) show as bars that overlap; an unsafe call
+runs alone, its bar after the others;
 ``?`` marks time spent waiting for a person's approval.
 """
 
@@ -25,10 +26,14 @@ def render_text_timeline(trace: Trace, width: int = 48) -> str:
     for span in sorted(spans, key=lambda s: (s.batch, _first(s))):
         if span.batch != batch:
             batch = span.batch
-            kind = "parallel" if sum(1 for s in spans if s.batch == batch) > 1 else "serial"
-            lines.append(f"-- batch {batch} ({kind})")
+            lines.append(f"-- batch {batch} ({_kind(span)})")
         lines.append(f"{_label(span):{label_width}} |{_bar(span, t0, total, width)}| {_duration(span)} {span.status}")
     return "\n".join(lines)
+
+
+def _kind(span: CallState) -> str:
+    """A batch by what its calls are, not by how many: safe calls may run in parallel."""
+    return "unsafe, alone" if span.safe is False else "safe, parallel"
 
 
 def _first(span: CallState) -> float:
@@ -97,8 +102,7 @@ def render_svg_timeline(trace: Trace, width: int = 640, row_height: int = 22, ti
             rows = sum(1 for s in spans if s.batch == span.batch)
             shade = "#f3f4f6" if span.batch % 2 else "#ffffff"
             out.append(f'<rect x="0" y="{y}" width="{width}" height="{rows * row_height}" fill="{shade}"/>')
-            kind = "parallel" if rows > 1 else "serial"
-            out.append(f'<text x="{width - 8}" y="{y + 13}" text-anchor="end" fill="#6b7280">batch {span.batch} · {kind}</text>')
+            out.append(f'<text x="{width - 8}" y="{y + 13}" text-anchor="end" fill="#6b7280">batch {span.batch} · {_kind(span)}</text>')
         out.append(f'<text x="8" y="{y + 15}">{_esc(span.tool_name)} <tspan fill="#6b7280">{_esc(span.tool_use_id[-8:])}</tspan></text>')
         if span.started_at is not None:
             end = span.finished_at if span.finished_at is not None else span.started_at

@@ -552,7 +552,7 @@ ARITHMETIC_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 # Exit codes that report a result rather than a failure.
 BENIGN_EXIT_CODES: Mapping[str, frozenset[int]] = MappingProxyType({
     "grep": frozenset({1}), "egrep": frozenset({1}), "fgrep": frozenset({1}),
-    "rg": frozenset({1}), "diff": frozenset({1}), "cmp": frozenset({1}),
+    "rg": frozenset({1}), "find": frozenset({1}), "diff": frozenset({1}), "cmp": frozenset({1}),
     "test": frozenset({1}), "[": frozenset({1}), "[[": frozenset({1}),
 })
 

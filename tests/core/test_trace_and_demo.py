@@ -49,7 +49,7 @@ async def test_timelines_show_batches() -> None:
     assert not any(r.is_error for r in results)
     assert "debug': True" in results[4].text  # the second Read sees the Edit
     text = render_text_timeline(captured[0].trace)
-    assert "-- batch 1 (parallel)" in text and "-- batch 2 (serial)" in text and "-- batch 3 (parallel)" in text
+    assert "-- batch 1 (safe, parallel)" in text and "-- batch 2 (unsafe, alone)" in text and "-- batch 3 (safe, parallel)" in text
     svg = render_svg_timeline(captured[0].trace, title="demo <batch>")
     root = ET.fromstring(svg)  # well-formed, escaped
     bars = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.find("{http://www.w3.org/2000/svg}title") is not None]
