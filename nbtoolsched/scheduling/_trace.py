@@ -12,7 +12,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterable
 
-from .._events import CallState, ContextEvent, ProgressDropped, ProgressEvent, ResultEvent, event_from_dict, event_to_dict
+from .._events import (CallState, ContextEvent, ModelBlock, ProgressDropped, ProgressEvent, ResultEvent, event_from_dict,
+                       event_to_dict)
 
 __all__ = ["Trace", "PROGRESS_KEPT"]
 
@@ -60,6 +61,8 @@ class Trace:
             event = event.recorded()
         elif isinstance(event, ContextEvent):
             event = ContextEvent(None, event.batch, event.time)  # the context itself is for live listeners
+        elif isinstance(event, ModelBlock) and event.input is not None:
+            event = event.recorded()
         self._events.append(event)
 
     def _settle(self, key: str) -> None:
