@@ -8,9 +8,11 @@ button ends the turn cleanly.
 
 The view only turns the agent's events into widgets. Events arrive on the loop thread;
 the view records them in plain Python and marks itself dirty, and the session's UI
-pump renders at most about ten times a second (one message per changed widget). A
-turn's calls reach the tool panel through ``TurnHandle``: a run handle whose calls join
-as their tool_use blocks finish streaming.
+pump renders at most about ten times a second (one message per changed widget).
+Widgets are made by the pump too, never by an event: a tool starts the moment its
+block is complete, and building a panel must not stand in its way. A turn's calls
+reach the tool panel through ``TurnHandle``: a run handle whose calls join as their
+tool_use blocks finish streaming.
 """
 
 from __future__ import annotations
@@ -72,6 +74,11 @@ class TurnHandle(RunHandle):
             self._outcomes.append(event.outcome)
         super()._on_event(event)
 
+    @property
+    def finished_outcomes(self) -> list[Any]:
+        """The outcomes of the calls finished so far."""
+        return list(self._outcomes)
+
     def close(self) -> None:
         """The turn is over (or its answer was dropped): every call has its result."""
         if not self.done():
@@ -80,18 +87,25 @@ class TurnHandle(RunHandle):
 
 @dataclass
 class _Text:
-    widget: widgets.HTML
     text: str = ""
     dirty: bool = True
     dropped: bool = False
     renders: list[int] = field(default_factory=list)  # the length shown at each render
+    widget: widgets.HTML | None = None
+
+
+@dataclass
+class _Tools:
+    handle: TurnHandle
+    title: str
+    widget: RunPanel | None = None
 
 
 @dataclass
 class _Notice:
-    widget: widgets.HTML
     text: str
     level: str  # info, warning, error
+    widget: widgets.HTML | None = None
 
 
 class AgentView(widgets.VBox):
@@ -117,8 +131,7 @@ class AgentView(widgets.VBox):
         self.turn = 0
         self.stop_reason: str | None = None
         self.failure: str | None = None
-        self.panels: list[RunPanel] = []
-        self._segments: list[Any] = []  # _Text, RunPanel and _Notice, in the order they happened
+        self._segments: list[Any] = []  # _Text, _Tools and _Notice, in the order they happened
         self._texts: dict[tuple[int, int, int], _Text] = {}
         self._handle: TurnHandle | None = None
         self._attempt = 0  # answers dropped so far (their text stays, struck through)
@@ -169,24 +182,30 @@ class AgentView(widgets.VBox):
         key = (self._attempt, turn, index)
         segment = self._texts.get(key)
         if segment is None:
-            segment = self._texts[key] = _Text(widgets.HTML())
-            segment.widget.add_class("nts-agent-text")
+            segment = self._texts[key] = _Text()
             self._segments.append(segment)
         return segment
 
     def _turn_handle(self) -> TurnHandle:
         if self._handle is None:
             self._handle = TurnHandle(self.turn, self._abort)
-            panel = RunPanel(self._handle, pump=self.pump, handoff=self._handoff, broker=self.broker,
-                             title=f"turn {self.turn}: tool calls")
-            self.panels.append(panel)
-            self._segments.append(panel)
+            self._segments.append(_Tools(self._handle, f"turn {self.turn}: tool calls"))
         return self._handle
+
+    def _tools(self) -> list[_Tools]:
+        return [s for s in self._segments if isinstance(s, _Tools)]
+
+    @property
+    def panels(self) -> list[RunPanel]:
+        """The tool panels rendered so far, one per turn that called tools."""
+        return [s.widget for s in self._tools() if s.widget is not None]
 
     def _close_turn(self) -> None:
         if self._handle is not None:
             self._handle.close()
-            self.pump.mark(self.panels[-1])
+            tools = self._tools()[-1]
+            if tools.widget is not None:
+                self.pump.mark(tools.widget)
             self._handle = None
 
     def _stream_failed(self, event: StreamFailed) -> None:
@@ -197,7 +216,10 @@ class AgentView(widgets.VBox):
             if key[0] == self._attempt and key[1] == event.turn:
                 segment.dropped = segment.dirty = True
         if self._handle is not None:
-            self.panels[-1].title = f"turn {event.turn}: tool calls of the dropped answer"
+            tools = self._tools()[-1]
+            tools.title = f"turn {event.turn}: tool calls of the dropped answer"
+            if tools.widget is not None:
+                tools.widget.title = tools.title
         self._close_turn()
         self._attempt += 1
         self._notice(f"The answer failed while streaming ({event.error_kind}: {event.message}); "
@@ -212,7 +234,7 @@ class AgentView(widgets.VBox):
             self._notice("Stopped. Every tool call has its result and the transcript is valid: "
                          "the next %%agent cell continues from here.", "info")
         elif event.stop_reason == "approval_deferred":
-            waiting = [o for o in _outcomes(self.panels) if o.status == "deferred"]
+            waiting = [o for t in self._tools() for o in t.handle.outcomes or [] if o.status == "deferred"]
             names = ", ".join(f"{o.tool_name} ({o.tool_use_id})" for o in waiting) or "a call"
             self._notice(f"Paused: the approval policy deferred {names}. Allow it (for example "
                          "%toolsched allow RULE, or %toolsched policy ask) and continue in a new %%agent cell.", "warning")
@@ -220,10 +242,7 @@ class AgentView(widgets.VBox):
             self.failure = str(result.error)
 
     def _notice(self, text: str, level: str) -> None:
-        colour = {"warning": "#854d0e", "error": "#991b1b"}.get(level, "var(--jp-ui-font-color1, #374151)")
-        widget = widgets.HTML(f'<div class="nts-agent-notice nts-{level}" style="font-size:12px;color:{colour};'
-                              f'margin:2px 0">{html.escape(text)}</div>')
-        self._segments.append(_Notice(widget, text, level))
+        self._segments.append(_Notice(text, level))
 
     def fail(self, message: str) -> None:
         """The session itself failed (a bug, a model that is not one): shown, never hung on."""
@@ -244,12 +263,14 @@ class AgentView(widgets.VBox):
         if self._closed:
             return
         for segment in self._segments:
+            if segment.widget is None:
+                segment.widget = self._make_widget(segment)
             if isinstance(segment, _Text) and segment.dirty:
                 segment.dirty = False
                 segment.widget.value = markdown_html(segment.text, muted=segment.dropped)
                 if len(segment.renders) < _RENDERS_KEPT:
                     segment.renders.append(len(segment.text))
-        children = tuple(s if isinstance(s, RunPanel) else s.widget for s in self._segments)
+        children = tuple(s.widget for s in self._segments)
         if children != tuple(self.body.children):
             self.body.children = children
         with self.header.hold_sync():
@@ -258,6 +279,20 @@ class AgentView(widgets.VBox):
             self.stop_button.disabled = not self.live()
             self.stop_button.layout.display = "" if self.live() else "none"
         self.footer.value = self._footer_html()
+
+    def _make_widget(self, segment: Any) -> Any:
+        if isinstance(segment, _Text):
+            widget = widgets.HTML()
+            widget.add_class("nts-agent-text")
+            return widget
+        if isinstance(segment, _Tools):
+            panel = RunPanel(segment.handle, pump=self.pump, handoff=self._handoff, broker=self.broker,
+                             title=segment.title)
+            panel.outcomes.update({o.tool_use_id: o for o in segment.handle.finished_outcomes})  # before it listened
+            return panel
+        colour = {"warning": "#854d0e", "error": "#991b1b"}.get(segment.level, "var(--jp-ui-font-color1, #374151)")
+        return widgets.HTML(f'<div class="nts-agent-notice nts-{segment.level}" style="font-size:12px;color:{colour};'
+                            f'margin:2px 0">{html.escape(segment.text)}</div>')
 
     def _header_html(self) -> str:
         parts = [f"<b>{html.escape(self.title)}</b>"]
@@ -292,8 +327,10 @@ class AgentView(widgets.VBox):
             if isinstance(segment, _Text):
                 mark = "  [dropped] " if segment.dropped else "  "
                 lines += [mark + line for line in segment.text.splitlines() or [""]]
-            elif isinstance(segment, RunPanel):
-                lines += ["  " + line for line in segment.text().splitlines()]
+            elif isinstance(segment, _Tools):
+                if segment.widget is None:  # not rendered yet: made here, off the tools' path
+                    segment.widget = self._make_widget(segment)
+                lines += ["  " + line for line in segment.widget.text().splitlines()]
             else:
                 lines.append(f"  ! {segment.text}")
         if self.failure:
@@ -308,13 +345,7 @@ class AgentView(widgets.VBox):
 
     def close(self) -> None:
         self._closed = True
-        for panel in self.panels:
-            panel.close()
         for segment in self._segments:
-            if not isinstance(segment, RunPanel):
+            if segment.widget is not None:
                 segment.widget.close()
         super().close()
-
-
-def _outcomes(panels: list[RunPanel]) -> list[Any]:
-    return [outcome for panel in panels for outcome in panel.outcomes.values()]
