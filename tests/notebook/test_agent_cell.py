@@ -302,3 +302,26 @@ async def test_speculate_runs_from_the_conversation_and_accepting_continues_it(s
 async def test_status_and_help(shell, project):
     assert "no conversation yet" in shell.run_line_magic("agent", "").text
     assert "--fallback-model" in shell.run_line_magic("agent", "help").text
+
+
+async def test_hooks_from_the_settings_get_the_sessions_real_transcript_path(project):
+    """A PreToolUse command hook reads transcript_path while the cell runs and finds its own call there."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    hook = ("python3 -c \"import json,sys; d=json.load(sys.stdin); t=open(d['transcript_path']).read(); "
+            "open('hook.log','a').write(json.dumps([d['transcript_path'], d['tool_use_id'] in t])+'\\n')\"")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps(
+        {"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": hook}]}]}}))
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "nbtoolsched")
+    try:
+        ip.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                    "m = ScriptedModel([[tool_use('Read', file_path='README.md')], 'read'])")
+        ip.run_cell("%%agent --model m --name t\nread the readme")
+        result = await finish(ip.user_ns["t"])
+        assert result.final_text == "read"
+        path, found = json.loads((project / "hook.log").read_text())
+        assert path == str(agent_of(ip).transcript.path) and found  # the file already held the call it was asked about
+    finally:
+        ip.run_line_magic("unload_ext", "nbtoolsched")
