@@ -102,14 +102,14 @@ def turn_times(result: AgentResult) -> list[TurnTimes]:
     block_end: dict[str, tuple[int, float]] = {}
     for e in result.trace.events:
         if e.kind in ("turn_started", "model_finished", "turn_finished"):
-            marks.setdefault(e.data["turn"], {})[e.kind] = e.time
+            marks.setdefault(e.turn, {})[e.kind] = e.time
         elif e.kind == "model_block" and e.tool_use_id:
-            block_end[e.tool_use_id] = (e.data["turn"], e.time)
+            block_end[e.tool_use_id] = (e.turn, e.time)
     reach: dict[int, float] = {}
-    for span in result.trace.spans():
-        if span.tool_use_id in block_end and span.duration is not None:
-            turn, arrived = block_end[span.tool_use_id]
-            end = arrived - marks[turn]["turn_started"] + span.duration
+    for call in result.trace.states():
+        if call.tool_use_id in block_end and call.duration is not None:
+            turn, arrived = block_end[call.tool_use_id]
+            end = arrived - marks[turn]["turn_started"] + call.duration
             reach[turn] = max(reach.get(turn, 0.0), end)
     times = []
     for turn, m in sorted(marks.items()):
