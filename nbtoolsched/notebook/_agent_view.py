@@ -134,6 +134,7 @@ class AgentView(widgets.VBox):
         self._segments: list[Any] = []  # _Text, _Tools and _Notice, in the order they happened
         self._texts: dict[tuple[int, int, int], _Text] = {}
         self._handle: TurnHandle | None = None
+        self._owners: dict[str, TurnHandle] = {}  # tool_use_id -> its turn's handle (results may come after a turn is dropped)
         self._attempt = 0  # answers dropped so far (their text stays, struck through)
         self._closed = False
         self.header = widgets.HTML()
@@ -163,7 +164,8 @@ class AgentView(widgets.VBox):
             case TurnStarted():
                 self.turn = event.turn
             case ModelBlock() if event.tool_use_id:
-                self._turn_handle().events.emit(event)
+                handle = self._owners[event.tool_use_id] = self._turn_handle()
+                handle.events.emit(event)
             case StreamFailed():
                 self._stream_failed(event)
             case ModelFallback():
@@ -172,8 +174,8 @@ class AgentView(widgets.VBox):
                 self._close_turn()
             case AgentFinished():
                 self._finished(event)
-            case _ if getattr(event, "tool_use_id", "") and self._handle is not None:
-                self._handle.events.emit(event)
+            case _ if getattr(event, "tool_use_id", "") in self._owners:
+                self._owners[event.tool_use_id].events.emit(event)
             case _:
                 return
         self.pump.mark(self)

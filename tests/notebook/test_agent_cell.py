@@ -325,3 +325,21 @@ async def test_hooks_from_the_settings_get_the_sessions_real_transcript_path(pro
         assert path == str(agent_of(ip).transcript.path) and found  # the file already held the call it was asked about
     finally:
         ip.run_line_magic("unload_ext", "nbtoolsched")
+
+
+async def test_an_answer_dropped_mid_stream_is_struck_through_and_its_calls_stopped(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, Turn, text, tool_use\n"
+                   "primary = ScriptedModel([Turn([text('Let me sleep on it.'), tool_use('Sleep', seconds=20),"
+                   " text('never said')], error_event_after=10)], name='primary')\n"
+                   "backup = ScriptedModel(['A fresh answer.'], name='backup')")
+    shell.run_cell("%%agent --model primary --fallback-model backup --policy allow --name t\nthink")
+    cell = shell.user_ns["t"]
+    result = await finish(cell)
+    assert result.final_text == "A fresh answer." and cell.view.texts == ["A fresh answer."]
+    await wait_for(lambda: "[dropped] Let me sleep on it." in cell.text(), what="the dropped answer in the view")
+    await wait_for(lambda: cell.view.panels, what="the dropped answer's panel")
+    panel = cell.view.panels[0]
+    assert panel.title == "turn 1: tool calls of the dropped answer"
+    assert [(r.name, r.state) for r in panel.rows()] == [("Sleep", "cancelled")]
+    await wait_for(lambda: cell.view.body.children and "line-through" in cell.view.body.children[0].value,
+                   what="the dropped text struck through")
