@@ -1,22 +1,35 @@
-"""Agent loop: streaming executor vs running tools after the stream ends.
+"""Agent loop: streaming executor vs tools after the stream, and what a %%agent cell adds.
 
-A scripted three-turn session whose blocks stream with realistic pauses and whose
-tools take realistic times, run twice in the same process: once handing each tool_use
-to the streaming executor as its block completes, once running the tools after the
-whole answer (``streaming=False``). For each turn the table shows the model's stream
-time, the tools' own time (measured in the batch run), the ideal ``max(stream, tools)``
-and the floor (no tool can start before its own block is complete), so the streaming
-path can be judged against both.
+Part 1 (``streaming``). A scripted three-turn session whose blocks stream with
+realistic pauses and whose tools take realistic times, run twice in the same process:
+once handing each tool_use to the streaming executor as its block completes, once
+running the tools after the whole answer (``streaming=False``). For each turn the table
+shows the model's stream time, the tools' own time (measured in the batch run), the
+ideal ``max(stream, tools)`` and the floor (no tool can start before its own block is
+complete), so the streaming path can be judged against both.
 
-    python benchmarks/bench_agent.py [--scale 1.0] [--repeat 3]
+Part 2 (``cell``). The same session through the bare ``Agent`` and through an
+``%%agent`` cell (a NotebookSession on this loop, without a kernel: the live view,
+a tool panel per turn, the UI pump). It reports the time from the last byte of each
+tool_use block (the model yielding its ``content_block_stop``) to the tool's first
+line, on both paths, and the cell's added latency per turn over the bare Agent, from
+sessions with no delays and instant tools (so only overhead is left), alternated to
+share machine noise. Target: under 5 ms per turn.
+
+    python benchmarks/bench_agent.py [--part all|streaming|cell] [--scale 1.0] [--repeat 3] [--sessions 30]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
 import statistics
+import tempfile
+import time
 from dataclasses import dataclass
+from typing import Any, AsyncIterator
 
 import nbtoolsched as nts
 from nbtoolsched.agent._loop import Agent, AgentResult
@@ -24,29 +37,38 @@ from nbtoolsched.agent._transcript import validate_transcript
 from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
 
 
+STARTS: dict[str, float] = {}  # "Tool:argument" -> perf_counter at the tool's first line
+
+
+async def _work(tag: str, seconds: float) -> None:
+    STARTS[tag] = time.perf_counter()
+    if seconds > 0:
+        await asyncio.sleep(seconds)
+
+
 def make_registry() -> nts.ToolRegistry:
     @nts.tool(read_only=True)
     async def Read(path: str, seconds: float) -> str:
         """Read a file."""
-        await asyncio.sleep(seconds)
+        await _work(f"Read:{path}", seconds)
         return f"contents of {path}"
 
     @nts.tool(read_only=True)
     async def Grep(pattern: str, seconds: float) -> str:
         """Search files."""
-        await asyncio.sleep(seconds)
+        await _work(f"Grep:{pattern}", seconds)
         return f"3 matches for {pattern}"
 
     @nts.tool()
     async def Edit(file_path: str, seconds: float) -> str:
         """Edit a file."""
-        await asyncio.sleep(seconds)
+        await _work(f"Edit:{file_path}", seconds)
         return f"edited {file_path}"
 
     @nts.tool()
     async def Bash(command: str, seconds: float) -> str:
         """Run a command."""
-        await asyncio.sleep(seconds)
+        await _work(f"Bash:{command}", seconds)
         return f"$ {command}\nok"
 
     return nts.ToolRegistry([Read, Grep, Edit, Bash])
@@ -80,14 +102,14 @@ def turn_times(result: AgentResult) -> list[TurnTimes]:
     block_end: dict[str, tuple[int, float]] = {}
     for e in result.trace.events:
         if e.kind in ("turn_started", "model_finished", "turn_finished"):
-            marks.setdefault(e.data["turn"], {})[e.kind] = e.time
+            marks.setdefault(e.turn, {})[e.kind] = e.time
         elif e.kind == "model_block" and e.tool_use_id:
-            block_end[e.tool_use_id] = (e.data["turn"], e.time)
+            block_end[e.tool_use_id] = (e.turn, e.time)
     reach: dict[int, float] = {}
-    for span in result.trace.spans():
-        if span.tool_use_id in block_end and span.duration is not None:
-            turn, arrived = block_end[span.tool_use_id]
-            end = arrived - marks[turn]["turn_started"] + span.duration
+    for call in result.trace.states():
+        if call.tool_use_id in block_end and call.duration is not None:
+            turn, arrived = block_end[call.tool_use_id]
+            end = arrived - marks[turn]["turn_started"] + call.duration
             reach[turn] = max(reach.get(turn, 0.0), end)
     times = []
     for turn, m in sorted(marks.items()):
@@ -107,7 +129,7 @@ async def one_run(scale: float, streaming: bool) -> tuple[float, list[TurnTimes]
     return elapsed, turn_times(result)
 
 
-async def main(scale: float, repeat: int) -> None:
+async def streaming_part(scale: float, repeat: int) -> None:
     runs = []
     for _ in range(repeat):  # alternate the two paths so machine noise hits both alike
         runs.append((await one_run(scale, True), await one_run(scale, False)))
@@ -131,11 +153,125 @@ async def main(scale: float, repeat: int) -> None:
           "\nmeasured against both.")
 
 
+# -- part 2: what an %%agent cell adds -------------------------------------------------------------------
+class BlockClock:
+    """Wraps a model: notes when each tool_use block's last event (content_block_stop) is handed to the loop."""
+
+    def __init__(self, model: ScriptedModel) -> None:
+        self.model = model
+        self.name = model.name
+        self.stops: dict[str, float] = {}  # "Tool:argument" -> perf_counter at its block's last byte
+
+    async def stream(self, messages: list[dict[str, Any]], *, tools: Any = None, system: Any = None) -> AsyncIterator[dict[str, Any]]:
+        names: dict[int, str] = {}
+        inputs: dict[int, str] = {}
+        async for event in self.model.stream(messages, tools=tools, system=system):
+            index = event.get("index", -1)
+            if event["type"] == "content_block_start" and event["content_block"]["type"] == "tool_use":
+                names[index], inputs[index] = event["content_block"]["name"], ""
+            elif event["type"] == "content_block_delta" and index in names:
+                inputs[index] += event["delta"].get("partial_json", "")
+            elif event["type"] == "content_block_stop" and index in names:
+                data = json.loads(inputs.pop(index))
+                argument = data.get("path") or data.get("pattern") or data.get("file_path") or data.get("command")
+                self.stops[f"{names.pop(index)}:{argument}"] = time.perf_counter()  # as the loop receives it
+            yield event
+
+
+def gaps(clock: BlockClock) -> list[float]:
+    """Call right after the session: STARTS holds this session's tool starts."""
+    return [STARTS[tag] - stopped for tag, stopped in clock.stops.items() if tag in STARTS]
+
+
+def quiet_project() -> str:
+    """An empty folder with no settings files, for the notebook session."""
+    folder = tempfile.mkdtemp(prefix="nbtoolsched-bench-")
+    os.environ["CLAUDE_CONFIG_DIR"] = os.path.join(folder, "claude")
+    return folder
+
+
+async def bare_session(scale: float, gaps_out: list[float]) -> float:
+    clock = BlockClock(ScriptedModel(session(scale)))
+    STARTS.clear()
+    permissions = nts.Permissions(cwd=os.getcwd(), approver=nts.ApprovalBroker("allow"))
+    agent = Agent(clock, nts.Scheduler(make_registry(), permissions=permissions))
+    start = time.perf_counter()
+    result = await agent.run("Fix the parser's empty-input bug.")
+    elapsed = time.perf_counter() - start
+    assert result.stop_reason == "end_turn" and result.turns == 3, result.stop_reason
+    gaps_out += gaps(clock)
+    return elapsed
+
+
+async def cell_session(notebook: Any, scale: float, gaps_out: list[float]) -> float:
+    from nbtoolsched.notebook._agent_cell import conversation_for
+
+    clock = BlockClock(ScriptedModel(session(scale)))
+    STARTS.clear()
+    conversation = conversation_for(notebook)
+    start = time.perf_counter()
+    cell = conversation.start("Fix the parser's empty-input bug.", model=clock, new=True)
+    result = await cell
+    elapsed = time.perf_counter() - start
+    assert result is not None and result.stop_reason == "end_turn" and result.turns == 3, result
+    gaps_out += gaps(clock)
+    return elapsed
+
+
+def _ms(values: list[float]) -> str:
+    values = sorted(v * 1000 for v in values)
+    return f"median {statistics.median(values):6.2f}  p90 {values[int(0.9 * (len(values) - 1))]:6.2f}  max {values[-1]:6.2f} ms"
+
+
+async def cell_part(scale: float, sessions: int) -> None:
+    from nbtoolsched.notebook._session import NotebookSession
+
+    os.chdir(quiet_project())
+    notebook = NotebookSession(registry=make_registry(), policy="allow")
+    # realistic pauses: the time from a tool_use block's last byte to its tool's first line
+    bare_gaps: list[float] = []
+    cell_gaps: list[float] = []
+    for _ in range(3):
+        await bare_session(scale, bare_gaps)
+        await cell_session(notebook, scale, cell_gaps)
+    print(f"%%agent cell vs bare Agent, 3 scripted turns (5 tool calls), scale {scale}\n")
+    print(f"last byte of a tool_use block -> the tool's first line ({len(bare_gaps)} calls each)")
+    print(f"  bare Agent   {_ms(bare_gaps)}")
+    print(f"  %%agent cell {_ms(cell_gaps)}")
+    # overhead only: no pauses, instant tools; the two paths alternate
+    bare: list[float] = []
+    cell: list[float] = []
+    for _ in range(5):  # warm up imports, widget classes and caches
+        await bare_session(0.0, [])
+        await cell_session(notebook, 0.0, [])
+    for _ in range(sessions):
+        bare.append(await bare_session(0.0, []))
+        cell.append(await cell_session(notebook, 0.0, []))
+    added = (statistics.median(cell) - statistics.median(bare)) / 3
+    print(f"\nwhole session, no pauses, instant tools ({sessions} sessions each)")
+    print(f"  bare Agent   {_ms(bare)}")
+    print(f"  %%agent cell {_ms(cell)}")
+    print(f"  added by the cell: {added * 1000:.2f} ms per turn (target < 5 ms)  "
+          f"[pump renders: {notebook.pump.renders}]")
+    notebook.close()
+
+
+async def main(part: str, scale: float, repeat: int, sessions: int) -> None:
+    if part in ("all", "streaming"):
+        await streaming_part(scale, repeat)
+    if part in ("all", "cell"):
+        if part == "all":
+            print("\n" + "-" * 72 + "\n")
+        await cell_part(scale, sessions)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["all", "streaming", "cell"], default="all")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every delay and tool duration")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sessions", type=int, default=30, help="part 2: overhead sessions per path")
     args = parser.parse_args()
-    if args.scale <= 0 or args.repeat < 1:
-        parser.error("--scale must be > 0 and --repeat >= 1")
-    asyncio.run(main(args.scale, args.repeat))
+    if args.scale <= 0 or args.repeat < 1 or args.sessions < 1:
+        parser.error("--scale must be > 0, --repeat and --sessions >= 1")
+    asyncio.run(main(args.part, args.scale, args.repeat, args.sessions))

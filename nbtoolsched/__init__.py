@@ -23,6 +23,7 @@ from ._events import (
     CallState,
     ContextEvent,
     ModelBlock,
+    ModelFallback,
     ModelFinished,
     ProgressDropped,
     ProgressEvent,
@@ -77,7 +78,7 @@ __all__ = [
     # events (match on the class) and the state of one call
     "RunStarted", "RunFinished", "CallQueued", "CallStarted", "ApprovalAsked", "ApprovalAnswered",
     "ProgressEvent", "ProgressDropped", "ResultEvent", "ContextEvent", "AgentStarted", "TurnStarted",
-    "TextDelta", "ModelBlock", "ModelFinished", "StreamFailed", "TurnFinished", "AgentFinished", "CallState",
+    "TextDelta", "ModelBlock", "ModelFinished", "StreamFailed", "ModelFallback", "TurnFinished", "AgentFinished", "CallState",
     # permissions
     "Permissions", "Hooks", "ApprovalBroker", "ApprovalAnswer", "ApprovalRequest",
     # agents, models, transcripts, speculation

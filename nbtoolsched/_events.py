@@ -30,6 +30,7 @@ __all__ = [
     "EVENT_TYPES",
     "Listener",
     "ModelBlock",
+    "ModelFallback",
     "ModelFinished",
     "ProgressDropped",
     "ProgressEvent",
@@ -200,7 +201,7 @@ class TextDelta:
 
 @dataclass(slots=True)
 class ModelBlock:
-    """A content block finished streaming."""
+    """A content block finished streaming (``input``: a tool_use's input, for live listeners only)."""
 
     kind: ClassVar[str] = "model_block"
     time: float = 0.0
@@ -209,6 +210,11 @@ class ModelBlock:
     type: str = ""
     tool_use_id: str = ""
     tool_name: str = ""
+    input: Any = None
+
+    def recorded(self) -> "ModelBlock":
+        """The form a trace keeps: which block, not its (possibly large) input."""
+        return ModelBlock(self.time, self.turn, self.index, self.type, self.tool_use_id, self.tool_name)
 
 
 @dataclass(slots=True)
@@ -231,6 +237,21 @@ class StreamFailed:
 
 
 @dataclass(slots=True)
+class ModelFallback:
+    """The model was overloaded (or kept failing): the turn starts again on the fallback model.
+
+    The abandoned answer's calls are answered in the transcript file and left out of the
+    conversation; the fallback model answers the rest of this run."""
+
+    kind: ClassVar[str] = "model_fallback"
+    time: float = 0.0
+    turn: int = 0
+    from_model: str = ""
+    to_model: str = ""
+    reason: str = ""
+
+
+@dataclass(slots=True)
 class TurnFinished:
     kind: ClassVar[str] = "turn_finished"
     time: float = 0.0
@@ -250,10 +271,10 @@ class AgentFinished:
 Event = Union[
     RunStarted, RunFinished, CallQueued, CallStarted, ApprovalAsked, ApprovalAnswered, ProgressEvent,
     ProgressDropped, ResultEvent, ContextEvent, AgentStarted, TurnStarted, TextDelta, ModelBlock,
-    ModelFinished, StreamFailed, TurnFinished, AgentFinished,
+    ModelFinished, StreamFailed, ModelFallback, TurnFinished, AgentFinished,
 ]
 EVENT_TYPES: dict[str, type[Any]] = {cls.kind: cls for cls in Event.__args__}  # type: ignore[attr-defined]
-_LIVE_ONLY = frozenset({"result", "outcome", "context", "attachments"})  # not written to JSON lines
+_LIVE_ONLY = frozenset({"result", "outcome", "context", "attachments", "input"})  # not written to JSON lines
 
 
 def event_to_dict(event: Any) -> dict[str, Any]:

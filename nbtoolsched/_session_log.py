@@ -8,6 +8,9 @@ a ``user`` entry holding one ``tool_result`` block plus a ``toolUseResult`` fiel
 Other entry types (``summary``, ``system``, ``file-history-snapshot``, ``progress``,
 ``attachment``...) are kept by the reader as entries and never become messages.
 
+A ``system`` entry (``subtype``, ``content``, ``level``) records a notice such as a model
+switch; it sits in the ``parentUuid`` chain like any entry and is never a message.
+
 ``TranscriptWriter`` appends one line per entry and flushes it at once, so a hook that
 reads the file while the agent runs (``jq`` over ``transcript_path``) sees the
 conversation so far, including the assistant entry with the tool_use being checked.
@@ -164,6 +167,12 @@ class TranscriptWriter:
             value = extra.get(block.get("tool_use_id"), None)
             ids.append(self.append_user([block], tool_use_result=value if value is not None else tool_use_result_of(block)))
         return ids
+
+    def append_system(self, content: str, *, level: str = "info", subtype: str = "informational") -> str:
+        """A notice for the person reading the session (a model switch, say), as Claude Code
+        writes its ``system`` entries; readers never turn it into a message."""
+        return self.append_entry({"type": "system", "subtype": subtype, "content": content, "level": level,
+                                  "isMeta": False})
 
     def append_message(self, message: Mapping[str, Any] | Any, **assistant: Any) -> list[str]:
         """An API message as entries: tool results one per entry, other blocks grouped."""

@@ -17,6 +17,19 @@ once. A stream that fails is retried (if ``stream_retries`` allows and the error
 retryable) with the partial answer dropped and a fresh executor; a final failure keeps
 the finished blocks of the partial answer and answers its tool calls (a real result
 for a call that finished, an error for the rest).
+
+Model fallback, as Claude Code does it: with a ``fallback_model``, an overloaded model
+(HTTP 529 or an ``overloaded_error``; an adapter such as ``AnthropicModel`` has already
+retried it, as Claude Code retries three times) or a retryable failure that outlasts
+``stream_retries`` switches the rest of the run to the fallback model. The partial
+answer is discarded with its executor (running calls stop, queued ones never start), a
+fresh executor takes the new answer, and in the transcript file every tool_use of the
+abandoned answer is answered ("Model fallback triggered") on a side branch, followed by
+a ``system`` entry naming the switch; a ``ModelFallback`` event says so. (Claude Code
+keeps the abandoned answer and its results in the main chain of the file while the
+fallback model never sees them; we keep the file's chain equal to what the model saw,
+so a resumed session continues exactly that conversation.) The next run starts on the
+primary model again, as each new prompt does in Claude Code.
 """
 
 from __future__ import annotations
@@ -28,17 +41,18 @@ import time
 import uuid
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Literal
+from typing import Any, AsyncIterator, Callable, Iterable, Literal
 
 from ..execution._pipeline import CallOutcome
 from ..execution._prepare import discovered_tools
 from ..execution._results import error_result
 from .._messages import Block, TextBlock, ToolResultBlock, ToolUseBlock
 from .._registry import ToolRegistry
-from .._events import AgentFinished, AgentStarted, ModelBlock, ModelFinished, StreamFailed, TextDelta, TurnFinished, TurnStarted
+from .._events import (AgentFinished, AgentStarted, ModelBlock, ModelFallback, ModelFinished, StreamFailed, TextDelta,
+                       TurnFinished, TurnStarted)
 from .._events import RunEvents
 from ..scheduling._trace import Trace
-from ..scheduling._scheduler import Scheduler
+from ..scheduling._scheduler import DEFAULT, Default, Scheduler
 from ..scheduling._engine import StreamingToolExecutor, TrackedTool
 from .._session_log import TranscriptWriter, transcript_file_for
 from ..tool._abort import INTERRUPT, USER_ABORT, AbortSignal
@@ -48,10 +62,11 @@ from ..models._assembler import FinishedBlock, StreamAssembler
 from ..models._protocol import Model, ModelError
 from ._transcript import answer_dangling, as_dict
 
-__all__ = ["Agent", "AgentResult", "StopReason"]
+__all__ = ["Agent", "AgentResult", "StopReason", "model_name"]
 
 StopReason = Literal[
-    "end_turn", "max_turns", "max_messages", "aborted_streaming", "aborted_tools", "hook_stopped", "model_error"
+    "end_turn", "max_turns", "max_messages", "aborted_streaming", "aborted_tools", "hook_stopped", "model_error",
+    "approval_deferred",  # a headless ``defer`` policy held back an approval: the run pauses for a person
 ]
 
 Listener = Callable[[Any], None]
@@ -122,19 +137,26 @@ class Agent:
         stream_retries: int = 0,
         on_event: Listener | None = None,
         transcript: str | os.PathLike[str] | TranscriptWriter | bool | None = None,
+        fallback_model: Model | None = None,
     ) -> None:
         """``transcript``: where the session's JSONL transcript is written. None (the
         default) means ``context.transcript_path`` or ``<session_dir>/<session_id>.jsonl``;
         a path or a ``TranscriptWriter`` picks another; False writes none. An existing
-        file is continued; when it is empty, ``messages`` are written to it first."""
-        if not callable(getattr(model, "stream", None)):
-            raise TypeError(f"model must have a stream(messages, tools=..., system=...) method, got {type(model).__name__}")
+        file is continued; when it is empty, ``messages`` are written to it first.
+        ``fallback_model``: where a run goes when ``model`` is overloaded or keeps failing."""
+        for role, candidate in (("model", model), ("fallback_model", fallback_model)):
+            if candidate is not None and not callable(getattr(candidate, "stream", None)):
+                raise TypeError(f"{role} must have a stream(messages, tools=..., system=...) method, "
+                                f"got {type(candidate).__name__}")
         for name, value in (("max_turns", max_turns), ("max_messages", max_messages)):
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
         if not isinstance(stream_retries, int) or stream_retries < 0:
             raise ValueError(f"stream_retries must be a non-negative integer, got {stream_retries!r}")
         self.model = model
+        self.fallback_model = fallback_model
+        self._active: Model = model  # the model this run streams from (the fallback after a switch)
+        self._options: dict[str, Any] = {}  # this run's overrides for the scheduler (mode, cap, approver)
         self.scheduler = _as_scheduler(scheduler)
         self.system = system
         self.messages: list[dict[str, Any]] = [as_dict(m) for m in messages or []]
@@ -194,15 +216,34 @@ class Agent:
     def running(self) -> bool:
         return self._signal is not None
 
+    @property
+    def active_model(self) -> Model:
+        """The model answering now: ``model``, or ``fallback_model`` after a switch in this run."""
+        return self._active
+
     def abort(self, reason: str = USER_ABORT) -> None:
         """Stop the current run (``"interrupt"`` lets tools that block on interrupts finish)."""
         if self._signal is not None:
             self._signal.abort(reason)
 
-    async def run(self, prompt: Any = None, *, abort: AbortSignal | None = None) -> AgentResult:
-        """Add ``prompt`` (text or blocks; None to answer the transcript as it is) and loop."""
+    async def run(
+        self,
+        prompt: Any = None,
+        *,
+        abort: AbortSignal | None = None,
+        mode: str | None | Default = DEFAULT,
+        max_concurrency: int | None | Default = DEFAULT,
+        approver: Any = DEFAULT,
+    ) -> AgentResult:
+        """Add ``prompt`` (text or blocks; None to answer the transcript as it is) and loop.
+
+        ``mode``, ``max_concurrency`` and ``approver`` override the scheduler's own for the
+        tool calls of this run only (as ``Scheduler.run`` takes them)."""
         if self._signal is not None:
             raise RuntimeError("this Agent is already running; wait for the run to finish or abort it")
+        self._options = {k: v for k, v in (("mode", mode), ("max_concurrency", max_concurrency), ("approver", approver))
+                         if v is not DEFAULT}
+        self._active = self.model
         if prompt is not None:
             self._append("user", _prompt_blocks(prompt))
         if not self.messages or self.messages[-1]["role"] != "user":
@@ -226,6 +267,44 @@ class Agent:
         self._dispatch(AgentFinished(time.monotonic(), result.stop_reason, result.turns, result))
         stop_recording()
         return result
+
+    def add_messages(self, messages: Iterable[Any]) -> None:
+        """Append finished messages (an accepted speculation, say) to the conversation and
+        its transcript file; the next run answers them. Content for the role of the last
+        message joins it, so roles keep alternating."""
+        if self._signal is not None:
+            raise RuntimeError("cannot add messages while the Agent is running; wait for the run to finish")
+        for message in messages:
+            data = as_dict(message)
+            content = data.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+            if data.get("role") not in ("user", "assistant"):
+                raise ValueError(f"a message's role must be 'user' or 'assistant', got {data.get('role')!r}")
+            self._append(data["role"], blocks)
+        self._log_sync()
+
+    @classmethod
+    def from_transcript(
+        cls,
+        path: str | os.PathLike[str],
+        model: Model,
+        scheduler: Scheduler | ToolRegistry | None = None,
+        *,
+        context: ToolContext | None = None,
+        **options: Any,
+    ) -> "Agent":
+        """An Agent that continues the session in a JSONL transcript (ours or Claude Code's).
+
+        It keeps the file's session id and goes on writing the same file; calls of a last
+        answer that never got a result are answered with a placeholder first. Raises
+        ``TranscriptError`` naming every problem when the file cannot be continued safely."""
+        from ._resume import resume_transcript
+
+        sched = _as_scheduler(scheduler)
+        start = context if context is not None else sched.context
+        resumed = resume_transcript(path, start.cwd)
+        start = start.replace(session_id=resumed.session_id, transcript_path=resumed.writer.path)
+        return cls(model, sched, context=start, messages=resumed.messages, transcript=resumed.writer, **options)
 
     async def _loop(self, signal: AbortSignal, trace: Trace) -> AgentResult:
         turns = 0
@@ -253,14 +332,19 @@ class Agent:
             async with state.executor if state.executor is not None else contextlib.nullcontext():
                 error = await self._stream(state, tools, system)
                 if error is not None and not state.aborted_streaming:
-                    will_retry = attempt < self.stream_retries and error.retryable and not signal.aborted
+                    fall_back = self._should_fall_back(error, attempt, signal)
+                    will_retry = fall_back or (attempt < self.stream_retries and error.retryable and not signal.aborted)
                     self._dispatch(StreamFailed(time.monotonic(), number, error.kind, error.message, will_retry))
                     if not will_retry:
                         self._answer_failed(state, error)
                         return "model_error", error, None
-                    attempt += 1
                     if state.executor is not None:
                         state.executor.discard()  # the partial answer is dropped; its calls never count
+                    if fall_back:
+                        mark = self._fall_back(state, error, mark)
+                        attempt = 0
+                        continue
+                    attempt += 1
                     self._rewind(mark)  # ...and in the file it becomes an abandoned branch
                     continue
                 self._dispatch(ModelFinished(time.monotonic(), number, state.assembler.stop_reason,
@@ -270,10 +354,35 @@ class Agent:
                 outcomes = await self._collect(state, signal)
             return self._finish_turn(state, outcomes)
 
+    def _should_fall_back(self, error: ModelError, attempt: int, signal: AbortSignal) -> bool:
+        """Overloaded (the adapter already retried), or still failing after our own retries."""
+        if self.fallback_model is None or self._active is self.fallback_model or signal.aborted:
+            return False
+        return error.overloaded or (error.retryable and attempt >= self.stream_retries)
+
+    def _fall_back(self, state: _TurnState, error: ModelError, mark: str | None) -> str | None:
+        """Switch to the fallback model; the abandoned answer stays in the file, answered, off
+        the main chain. Returns where the file's chain now ends (the switch notice)."""
+        before, after = model_name(self._active), model_name(self.fallback_model)
+        if self.transcript is not None and state.slots:
+            text = texts.model_fallback_result(before, after)
+            results = [error_result(slot.block.id, text) for slot in state.slots]
+            labels = {slot.block.id: texts.MODEL_FALLBACK for slot in state.slots}
+            self._write(lambda w: w.append_tool_results(results, labels))
+        self._rewind(mark)
+        reason = error.message if len(error.message) <= 200 else error.message[:199] + "\u2026"
+        if self.transcript is not None:
+            self._write(lambda w: w.append_system(texts.model_switched(before, after, reason), level="warning"))
+        assert self.fallback_model is not None
+        self._active = self.fallback_model
+        self._dispatch(ModelFallback(time.monotonic(), state.number, before, after, reason))
+        return self.transcript.last_uuid if self.transcript is not None else None
+
     def _new_state(self, number: int, signal: AbortSignal) -> _TurnState:
         if not self.streaming:
             return _TurnState(number, signal, None)
-        executor = self.scheduler.streaming_executor(context=self.context, abort=signal, events=RunEvents([self._dispatch]))
+        executor = self.scheduler.streaming_executor(context=self.context, abort=signal, events=RunEvents([self._dispatch]),
+                                                     **self._options)
         return _TurnState(number, executor.context.abort, executor)
 
     def _keep_context(self, final: ToolContext) -> None:
@@ -300,9 +409,9 @@ class Agent:
         return None
 
     async def _consume(self, state: _TurnState, tools: list[dict[str, Any]], system: str | None) -> None:
-        stream = self.model.stream(list(self.messages), tools=tools, system=system)
+        stream = self._active.stream(list(self.messages), tools=tools, system=system)
         if not hasattr(stream, "__anext__"):
-            raise ModelError("unexpected", f"{type(self.model).__name__}.stream() must return an async iterator "
+            raise ModelError("unexpected", f"{type(self._active).__name__}.stream() must return an async iterator "
                                            f"of events, got {type(stream).__name__}")
         try:
             async for event in stream:
@@ -321,7 +430,8 @@ class Agent:
         block = finished.block
         extra = {"tool_use_id": block.id, "tool_name": block.name} if isinstance(block, ToolUseBlock) else {}
         self._dispatch(ModelBlock(time.monotonic(), state.number, finished.index, block.type,
-                              extra.get("tool_use_id", ""), extra.get("tool_name", "")))
+                                  extra.get("tool_use_id", ""), extra.get("tool_name", ""),
+                                  block.input if isinstance(block, ToolUseBlock) else None))
         self._log_ahead(state, block)
         if not isinstance(block, ToolUseBlock):
             return
@@ -351,7 +461,8 @@ class Agent:
         if not todo or state.aborted_streaming:
             return
         result = await self.scheduler.run_outcomes([slot.block for slot in todo], context=self.context, abort=signal,
-                                                   events=RunEvents([self._dispatch]), cancel_on_shell_error=True)
+                                                   events=RunEvents([self._dispatch]), cancel_on_shell_error=True,
+                                                   **self._options)
         for slot, outcome in zip(todo, result.outcomes):
             slot.outcome = outcome
         state.watch = result.context.abort  # a rejected prompt aborts the run's own signal
@@ -372,6 +483,8 @@ class Agent:
             return "aborted_tools", None, reason
         if any(outcome.prevent_continuation for outcome in outcomes):
             return "hook_stopped", None, None
+        if any(outcome.status == "deferred" for outcome in outcomes):
+            return "approval_deferred", None, None  # a person answers later; the model must not go on
         return (None if state.slots else "end_turn"), None, None
 
     @staticmethod
@@ -479,6 +592,15 @@ class Agent:
             last["content"] = earlier + content
         else:
             self.messages.append({"role": role, "content": content})
+
+
+def model_name(model: Any) -> str:
+    """A model as people call it: an API model id, a scripted model's name, else its class."""
+    for attribute in ("name", "model"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(model).__name__
 
 
 def _block_count(message: dict[str, Any]) -> int:

@@ -45,6 +45,11 @@ class AnthropicModel:
         self.max_tokens = max_tokens
         self.request = request  # extra create() arguments: temperature, thinking, metadata...
 
+    @property
+    def name(self) -> str:
+        """The model id, as agents and notebook cells show it."""
+        return self.model
+
     async def stream(
         self,
         messages: list[dict[str, Any]],

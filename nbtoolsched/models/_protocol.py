@@ -56,6 +56,12 @@ class ModelError(NbtoolschedError):
     def retryable(self) -> bool:
         return self.kind in RETRYABLE_KINDS
 
+    @property
+    def overloaded(self) -> bool:
+        """The server is over capacity (HTTP 529, or an ``overloaded_error`` event mid-stream):
+        what makes an agent switch to its fallback model."""
+        return self.kind == "overloaded" or self.status == 529 or self.error_type == "overloaded_error"
+
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
 

@@ -5,7 +5,9 @@ The only package that imports IPython and ipywidgets. ``%load_ext nbtoolsched`` 
 
 How it fits Jupyter (see DESIGN.md, "Jupyter: what was measured"): a ``%%toolcall``
 cell never blocks on a person. It starts the run as a task on the kernel's loop, shows
-the panel and returns; ``await run`` in a later cell gives the results. Widget clicks
+the panel and returns; ``await run`` in a later cell gives the results. ``%%agent``
+does the same for a whole agent session: the cell is the user's message, the
+conversation goes on across cells, and each turn's calls show in the same panel. Widget clicks
 may arrive on a subshell thread, so they only hand over with ``call_soon_threadsafe``;
 widgets change on the loop thread only, through one UI pump (about 10 updates a
 second plus a final one). Headless kernels answer approvals by the NBTOOLSCHED_APPROVAL

@@ -1,4 +1,4 @@
-"""The magics: ``%%toolcall``, ``%tools``, ``%toolsched``, ``%speculate``.
+"""The magics: ``%%toolcall``, ``%%agent``, ``%tools``, ``%toolsched``, ``%speculate``.
 
 Each magic parses, hands the work to the session, and returns something to display.
 Bad input raises IPython's ``UsageError``: one short red line in the cell output, no
@@ -13,7 +13,7 @@ import shlex
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..permissions._modes import MODES
@@ -95,6 +95,21 @@ class ToolMagics(Magics):
         if args.name:
             self.namespace[args.name] = run
         return run
+
+    # -- %%agent / %agent (see _agent_cell) -----------------------------------------------------------------
+    @no_var_expand
+    @line_cell_magic
+    def agent(self, line: str, cell: str | None = None) -> Any:
+        """``%%agent [--model M] [--new] ...``: the cell is your message to the agent; the
+        conversation goes on across cells. ``%agent help`` lists the options and commands."""
+        from ._agent_cell import agent_command, run_agent_cell
+
+        try:
+            if cell is None:
+                return TextView(agent_command(self.session, line, self.namespace))
+            return run_agent_cell(self.session, line, cell, self.namespace)
+        except (SessionError, TypeError, ValueError) as err:
+            raise UsageError(str(err)) from None
 
     # -- %tools -------------------------------------------------------------------------------------------
     @line_magic
@@ -184,7 +199,12 @@ class ToolMagics(Magics):
             words = shlex.split(line)
         except ValueError as err:
             raise UsageError(f"%speculate: {err}") from None
-        model = self.session.model
+        from ._agent_cell import conversation_for
+
+        conversation = conversation_for(self.session, create=False)  # an %%agent session speculates from its conversation
+        if conversation is not None and conversation.agent is None:
+            conversation = None
+        model = conversation.model if conversation is not None else self.session.model
         if len(words) >= 2 and words[0] == "--model":
             model = self._lookup(words[1], "%speculate --model")
             words = words[2:]
@@ -196,7 +216,7 @@ class ToolMagics(Magics):
         from ._speculate import start_view
 
         try:
-            return start_view(self.session, suggestion, model)
+            return start_view(self.session, suggestion, model, conversation)
         except (TypeError, ValueError) as err:
             raise UsageError(str(err)) from None
 

@@ -1,4 +1,13 @@
-"""``%speculate``: the session's model runs a suggestion in an overlay, via the Agent loop."""
+"""``%speculate``: the session's model runs a suggestion in an overlay, via the Agent loop.
+
+With an ``%%agent`` conversation, the speculation starts from that conversation and the
+agent's tool context (its files read, its cwd), and accepting it continues the same
+conversation: the suggestion becomes the user's message and the speculated turns
+follow it, in memory and in the transcript file. When the run stopped at a boundary,
+the conversation then ends with a user message, and the next ``%%agent`` cell (even
+an empty one) asks the model to go on from there, as Claude Code runs a normal turn
+after accepting such a speculation.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +15,7 @@ from typing import Any
 
 from ..speculation._loop import LoopRequest, RunLoop
 
-__all__ = ["model_loop", "start_view"]
+__all__ = ["ContinuingSpeculation", "model_loop", "start_view"]
 
 
 def model_loop(model: Any) -> RunLoop:
@@ -25,15 +34,38 @@ def model_loop(model: Any) -> RunLoop:
     return run
 
 
-def start_view(session: Any, suggestion: str, model: Any) -> Any:
+class ContinuingSpeculation:
+    """A speculation whose ``accept`` also hands the kept messages to the agent conversation.
+
+    Everything else is the speculation's own (the diff view only calls its methods)."""
+
+    def __init__(self, speculation: Any, conversation: Any) -> None:
+        self._speculation = speculation
+        self._conversation = conversation
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._speculation, name)
+
+    async def accept(self) -> Any:
+        result = await self._speculation.accept()
+        self._conversation.accept_speculation(self._speculation.suggestion, result.messages)
+        return result
+
+
+def start_view(session: Any, suggestion: str, model: Any, conversation: Any = None) -> Any:
     """Start speculating now (a task on the kernel loop) and return its live diff view."""
     import asyncio
 
     from ..speculation import start_speculation
     from ._diffview import DiffView
 
-    spec = start_speculation(suggestion, model_loop(model), scheduler=session.scheduler, messages=())
-    view = DiffView(spec, pump=session.pump, handoff=session.handoff)
+    messages: list[dict[str, Any]] = []
+    scheduler = session.scheduler
+    if conversation is not None:
+        messages, scheduler = conversation.speculation_base()
+    spec = start_speculation(suggestion, model_loop(model), scheduler=scheduler, messages=messages)
+    shown = ContinuingSpeculation(spec, conversation) if conversation is not None else spec
+    view = DiffView(shown, pump=session.pump, handoff=session.handoff)
     session.diff_views.append(view)
     waiter = asyncio.ensure_future(spec.wait())
     waiter.add_done_callback(lambda _t: session.pump.mark(view))

@@ -14,7 +14,17 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .._events import EVENT_TYPES, CallState, ContextEvent, ProgressDropped, ProgressEvent, ResultEvent, event_from_dict, event_to_dict
+from .._events import (
+    EVENT_TYPES,
+    CallState,
+    ContextEvent,
+    ModelBlock,
+    ProgressDropped,
+    ProgressEvent,
+    ResultEvent,
+    event_from_dict,
+    event_to_dict,
+)
 
 __all__ = ["Trace", "PROGRESS_KEPT"]
 
@@ -65,6 +75,8 @@ class Trace:
             return
         elif isinstance(event, ContextEvent):
             event = ContextEvent(None, event.batch, event.time)  # the context itself is for live listeners
+        elif isinstance(event, ModelBlock) and event.input is not None:
+            event = event.recorded()  # the block's input is for live listeners
         self._rows.append(_pack(event))
 
     def _settle_all(self) -> None:

@@ -1,0 +1,353 @@
+"""What a ``%%agent`` cell shows while the session runs, and after.
+
+In the order things happen: the assistant's text rendered as Markdown as it streams,
+each turn's tool calls in the same panel ``%%toolcall`` uses (rows, batches, progress,
+inline approvals), and a notice whenever the session itself changes course (a model
+switch, an answer dropped and asked again, an interrupt, a pause for approval). A Stop
+button ends the turn cleanly.
+
+The view only turns the agent's events into widgets. Events arrive on the loop thread;
+the view records them in plain Python and marks itself dirty, and the session's UI
+pump renders at most about ten times a second (one message per changed widget).
+Widgets are made by the pump too, never by an event: a tool starts the moment its
+block is complete, and building a panel must not stand in its way. A turn's calls
+reach the tool panel through ``TurnHandle``: a run handle whose calls join as their
+tool_use blocks finish streaming.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import ipywidgets as widgets
+
+from .._events import (AgentFinished, CallQueued, CallState, ModelBlock, ModelFallback, ResultEvent, RunEvents,
+                       StreamFailed, TextDelta, TurnFinished, TurnStarted)
+from ..agent import _texts as agent_texts
+from ..permissions._approvals import ApprovalBroker
+from ..scheduling._handle import RunHandle
+from ..tool._abort import AbortSignal
+from ._markdown import markdown_html
+from ._panel import RunPanel
+from ._pump import UIPump
+
+__all__ = ["AgentView", "TurnHandle"]
+
+_RENDERS_KEPT = 500  # text lengths kept per text block (what a person saw, for tests and debugging)
+_STOPS = {
+    "end_turn": "finished",
+    "max_turns": "stopped at the turn limit (--max-turns)",
+    "max_messages": "stopped at the message limit",
+    "aborted_streaming": "stopped while the model was answering",
+    "aborted_tools": "stopped while tools were running",
+    "hook_stopped": "a hook stopped the session",
+    "model_error": "the model request failed",
+    "approval_deferred": "paused: an approval was deferred",
+}
+
+
+class TurnHandle(RunHandle):
+    """One model turn's tool calls, as a run handle a ``RunPanel`` can watch.
+
+    A batch run knows its calls up front; an agent turn learns them as their blocks
+    finish streaming, so each call's row is added when its ``CallQueued`` arrives (with
+    the input its ``ModelBlock`` carried)."""
+
+    def __init__(self, turn: int, abort: AbortSignal) -> None:
+        super().__init__([], abort, RunEvents())
+        self.turn = turn
+        self._inputs: dict[str, Any] = {}
+        self._outcomes: list[Any] = []
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, ModelBlock):
+            if event.tool_use_id:
+                self._inputs[event.tool_use_id] = event.input
+            return
+        if isinstance(event, CallQueued) and event.tool_use_id not in self.states:
+            data = self._inputs.pop(event.tool_use_id, None)
+            self.states[event.tool_use_id] = CallState(event.tool_use_id, event.tool_name, data if isinstance(data, dict) else {})
+            self.order.append(event.tool_use_id)
+        elif isinstance(event, ResultEvent) and event.outcome is not None:
+            self._outcomes.append(event.outcome)
+        super()._on_event(event)
+
+    @property
+    def finished_outcomes(self) -> list[Any]:
+        """The outcomes of the calls finished so far."""
+        return list(self._outcomes)
+
+    def close(self) -> None:
+        """The turn is over (or its answer was dropped): every call has its result."""
+        if not self.done():
+            self.finish(list(self._outcomes), None, None)
+
+
+@dataclass
+class _Text:
+    text: str = ""
+    dirty: bool = True
+    dropped: bool = False
+    renders: list[int] = field(default_factory=list)  # the length shown at each render
+    widget: widgets.HTML | None = None
+
+
+@dataclass
+class _Tools:
+    handle: TurnHandle
+    title: str
+    widget: RunPanel | None = None
+
+
+@dataclass
+class _Notice:
+    text: str
+    level: str  # info, warning, error
+    widget: widgets.HTML | None = None
+
+
+class AgentView(widgets.VBox):
+    """A ``%%agent`` cell's live output; ``on_event`` is the agent's listener."""
+
+    def __init__(
+        self,
+        title: str,
+        *,
+        pump: UIPump,
+        handoff: Callable[..., None],
+        broker: ApprovalBroker | None,
+        abort: AbortSignal,
+        on_stop: Callable[[], None],
+    ) -> None:
+        self.title = title
+        self.pump = pump
+        self._handoff = handoff
+        self.broker = broker
+        self._abort = abort
+        self.status = "waiting"  # waiting, running, then finished / stopped / failed
+        self.model = ""
+        self.turn = 0
+        self.stop_reason: str | None = None
+        self.failure: str | None = None
+        self._segments: list[Any] = []  # _Text, _Tools and _Notice, in the order they happened
+        self._texts: dict[tuple[int, int, int], _Text] = {}
+        self._handle: TurnHandle | None = None
+        self._owners: dict[str, TurnHandle] = {}  # tool_use_id -> its turn's handle (results may come after a turn is dropped)
+        self._attempt = 0  # answers dropped so far (their text stays, struck through)
+        self._closed = False
+        self.header = widgets.HTML()
+        self.stop_button = widgets.Button(description="Stop", icon="stop", button_style="danger", tooltip=(
+            "End the turn now: every tool call still gets a result, and the next %%agent cell continues"),
+            layout=widgets.Layout(width="auto"))
+        self.stop_button.add_class("nts-agent-stop")
+        self.stop_button.on_click(lambda _b: self._handoff(on_stop))
+        self.body = widgets.VBox()
+        self.footer = widgets.HTML()
+        top = widgets.HBox([self.header, self.stop_button], layout=widgets.Layout(justify_content="space-between",
+                                                                                 align_items="center"))
+        super().__init__([top, self.body, self.footer], layout=widgets.Layout(border="1px solid #e5e7eb", padding="4px"))
+        self.add_class("nts-agent")
+        self.render()
+
+    # -- events (loop thread) ---------------------------------------------------------------------
+    def start(self, model: str) -> None:
+        self.status, self.model = "running", model
+        self.pump.mark(self)
+
+    def on_event(self, event: Any) -> None:
+        match event:
+            case TextDelta():
+                self._text_for(event.turn, event.index).text += event.text
+                self._texts[(self._attempt, event.turn, event.index)].dirty = True
+            case TurnStarted():
+                self.turn = event.turn
+            case ModelBlock() if event.tool_use_id:
+                handle = self._owners[event.tool_use_id] = self._turn_handle()
+                handle.events.emit(event)
+            case StreamFailed():
+                self._stream_failed(event)
+            case ModelFallback():
+                self._notice(agent_texts.model_switched(event.from_model, event.to_model, event.reason), "warning")
+            case TurnFinished():
+                self._close_turn()
+            case AgentFinished():
+                self._finished(event)
+            case _ if getattr(event, "tool_use_id", "") in self._owners:
+                self._owners[event.tool_use_id].events.emit(event)
+            case _:
+                return
+        self.pump.mark(self)
+
+    def _text_for(self, turn: int, index: int) -> _Text:
+        key = (self._attempt, turn, index)
+        segment = self._texts.get(key)
+        if segment is None:
+            segment = self._texts[key] = _Text()
+            self._segments.append(segment)
+        return segment
+
+    def _turn_handle(self) -> TurnHandle:
+        if self._handle is None:
+            self._handle = TurnHandle(self.turn, self._abort)
+            self._segments.append(_Tools(self._handle, f"turn {self.turn}: tool calls"))
+        return self._handle
+
+    def _tools(self) -> list[_Tools]:
+        return [s for s in self._segments if isinstance(s, _Tools)]
+
+    @property
+    def panels(self) -> list[RunPanel]:
+        """The tool panels rendered so far, one per turn that called tools."""
+        return [s.widget for s in self._tools() if s.widget is not None]
+
+    def _close_turn(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            tools = self._tools()[-1]
+            if tools.widget is not None:
+                self.pump.mark(tools.widget)
+            self._handle = None
+
+    def _stream_failed(self, event: StreamFailed) -> None:
+        if not event.will_retry:
+            self._notice(f"The model request failed ({event.error_kind}: {event.message}).", "error")
+            return
+        for key, segment in self._texts.items():  # what was said so far is dropped from the conversation
+            if key[0] == self._attempt and key[1] == event.turn:
+                segment.dropped = segment.dirty = True
+        if self._handle is not None:
+            tools = self._tools()[-1]
+            tools.title = f"turn {event.turn}: tool calls of the dropped answer"
+            if tools.widget is not None:
+                tools.widget.title = tools.title
+        self._close_turn()
+        self._attempt += 1
+        self._notice(f"The answer failed while streaming ({event.error_kind}: {event.message}); "
+                     "it was dropped and the turn starts again.", "warning")
+
+    def _finished(self, event: AgentFinished) -> None:
+        self._close_turn()
+        self.stop_reason = event.stop_reason
+        self.status = "stopped" if event.stop_reason.startswith("aborted") else "finished"
+        result = event.result
+        if event.stop_reason.startswith("aborted"):
+            self._notice("Stopped. Every tool call has its result and the transcript is valid: "
+                         "the next %%agent cell continues from here.", "info")
+        elif event.stop_reason == "approval_deferred":
+            waiting = [o for t in self._tools() for o in t.handle.outcomes or [] if o.status == "deferred"]
+            names = ", ".join(f"{o.tool_name} ({o.tool_use_id})" for o in waiting) or "a call"
+            self._notice(f"Paused: the approval policy deferred {names}. Allow it (for example "
+                         "%toolsched allow RULE, or %toolsched policy ask) and continue in a new %%agent cell.", "warning")
+        elif event.stop_reason == "model_error" and result is not None and result.error is not None:
+            self.failure = str(result.error)
+
+    def _notice(self, text: str, level: str) -> None:
+        self._segments.append(_Notice(text, level))
+
+    def fail(self, message: str) -> None:
+        """The session itself failed (a bug, a model that is not one): shown, never hung on."""
+        self._close_turn()
+        self.status, self.failure = "failed", message
+        self.pump.mark(self)
+
+    def not_started(self) -> None:
+        self.status, self.stop_reason = "stopped", "not started"
+        self._notice("Stopped before it started: nothing was sent to the model.", "info")
+        self.pump.mark(self)
+
+    # -- what the pump calls ----------------------------------------------------------------------
+    def live(self) -> bool:
+        return self.status in ("waiting", "running") and not self._closed
+
+    def render(self) -> None:
+        if self._closed:
+            return
+        for segment in self._segments:
+            if segment.widget is None:
+                segment.widget = self._make_widget(segment)
+            if isinstance(segment, _Text) and segment.dirty:
+                segment.dirty = False
+                segment.widget.value = markdown_html(segment.text, muted=segment.dropped)
+                if len(segment.renders) < _RENDERS_KEPT:
+                    segment.renders.append(len(segment.text))
+        children = tuple(s.widget for s in self._segments)
+        if children != tuple(self.body.children):
+            self.body.children = children
+        with self.header.hold_sync():
+            self.header.value = self._header_html()
+        with self.stop_button.hold_sync():
+            self.stop_button.disabled = not self.live()
+            self.stop_button.layout.display = "" if self.live() else "none"
+        self.footer.value = self._footer_html()
+
+    def _make_widget(self, segment: Any) -> Any:
+        if isinstance(segment, _Text):
+            widget = widgets.HTML()
+            widget.add_class("nts-agent-text")
+            return widget
+        if isinstance(segment, _Tools):
+            panel = RunPanel(segment.handle, pump=self.pump, handoff=self._handoff, broker=self.broker,
+                             title=segment.title)
+            panel.outcomes.update({o.tool_use_id: o for o in segment.handle.finished_outcomes})  # before it listened
+            return panel
+        colour = {"warning": "#854d0e", "error": "#991b1b"}.get(segment.level, "var(--jp-ui-font-color1, #374151)")
+        return widgets.HTML(f'<div class="nts-agent-notice nts-{segment.level}" style="font-size:12px;color:{colour};'
+                            f'margin:2px 0">{html.escape(segment.text)}</div>')
+
+    def _header_html(self) -> str:
+        parts = [f"<b>{html.escape(self.title)}</b>"]
+        if self.model:
+            parts.append(html.escape(self.model))
+        if self.turn:
+            parts.append(f"turn {self.turn}")
+        parts.append(f'<span class="nts-agent-status">{html.escape(self.status)}</span>')
+        return f'<div style="font-size:12px">{" · ".join(parts)}</div>'
+
+    def _footer_html(self) -> str:
+        if self.failure:
+            return f'<div class="nts-agent-failure" style="font-size:12px;color:#991b1b">{html.escape(self.failure)}</div>'
+        if self.stop_reason is None or self.live():
+            return ""
+        said = _STOPS.get(self.stop_reason, self.stop_reason)
+        return (f'<div class="nts-agent-done" style="font-size:12px;color:var(--jp-ui-font-color2, #6b7280)">'
+                f"{html.escape(said)} ({html.escape(self.stop_reason)})</div>")
+
+    # -- text for nbval, consoles and the history -------------------------------------------------------
+    @property
+    def texts(self) -> list[str]:
+        """The assistant's text blocks so far, in order (dropped answers left out)."""
+        return [s.text for s in self._segments if isinstance(s, _Text) and not s.dropped]
+
+    def text(self) -> str:
+        head = f"{self.title}: {self.status}"
+        if self.stop_reason is not None and not self.live():
+            head += f" ({self.stop_reason})"
+        lines = [head]
+        for segment in self._segments:
+            if isinstance(segment, _Text):
+                mark = "  [dropped] " if segment.dropped else "  "
+                lines += [mark + line for line in segment.text.splitlines() or [""]]
+            elif isinstance(segment, _Tools):
+                if segment.widget is None:  # not rendered yet: made here, off the tools' path
+                    segment.widget = self._make_widget(segment)
+                lines += ["  " + line for line in segment.widget.text().splitlines()]
+            else:
+                lines.append(f"  ! {segment.text}")
+        if self.failure:
+            lines.append(f"  failed: {self.failure}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text())
+
+    def close(self) -> None:
+        self._closed = True
+        for segment in self._segments:
+            if segment.widget is not None:
+                segment.widget.close()
+        super().close()

@@ -1,0 +1,87 @@
+"""JupyterLab in headless Chromium: one ``%%agent`` cell asks for an approval mid-turn; a person
+clicks Allow in the turn's tool panel and the session goes on to its final, Markdown-rendered
+answer. Reuses the JupyterLab fixtures of test_jupyterlab.py (same server setup, same skips)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .test_jupyterlab import CHROMIUM, WAIT, _run_cell, _start_lab, _stop, browser_available  # noqa: F401  (autouse fixture)
+
+pytestmark = [pytest.mark.timeout(400), pytest.mark.slow]
+
+SETUP = '''%load_ext nbtoolsched
+from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
+model = ScriptedModel([
+    Turn([text("I'll write the **notes** file."), tool_use("Write", file_path="notes.txt", content="hello\\n")],
+         text_deltas=10, delay_per_delta=0.05),
+    Turn([text("Done: `notes.txt` now says *hello*.")], text_deltas=6, delay_per_delta=0.05),
+])'''
+AGENT = "%%agent --model model --name t\nPlease write my notes."
+
+
+def _notebook(path: Path) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (SETUP, AGENT)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+
+
+def test_an_agent_cell_with_an_approval_in_jupyterlab(tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=WAIT)
+    root = tmp_path / "root"
+    root.mkdir()
+    _notebook(root / "agent.ipynb")
+    proc, url, log = _start_lab(root, "perCommTarget")
+    try:
+        with sync_playwright() as pw:
+            context = pw.chromium.launch_persistent_context(
+                str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True,
+                viewport={"width": 1400, "height": 1000},
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+            )
+            page = context.pages[0] if context.pages else context.new_page()
+            try:
+                page.set_default_timeout(WAIT)
+                _drive(page, expect, url, root)
+            except Exception:
+                page.screenshot(path=str(tmp_path / "failure.png"))
+                raise
+            finally:
+                context.close()
+    except Exception as err:
+        raise AssertionError(f"{err}\n--- jupyter lab log (tail) ---\n{log.read_text()[-2000:]}") from err
+    finally:
+        _stop(proc)
+
+
+def _drive(page, expect, url: str, root: Path) -> None:
+    page.goto(f"{url}/lab/tree/agent.ipynb")
+    expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=120_000)
+    cells = page.locator(".jp-NotebookPanel-notebook .jp-Cell")
+    expect(cells).to_have_count(2)
+    _run_cell(page, cells.nth(0))
+    expect(cells.nth(0).locator(".jp-OutputArea")).to_contain_text("nbtoolsched:")
+
+    _run_cell(page, cells.nth(1))
+    view = cells.nth(1).locator(".nts-agent")
+    expect(view.locator(".nts-agent-text").first.locator("strong")).to_have_text("notes")  # Markdown, as it streamed
+    asking = view.locator(".nts-panel .nts-approval")
+    expect(asking).to_have_count(1)
+    expect(asking).to_contain_text("awaiting approval")
+    assert not (root / "notes.txt").exists()
+    asking.locator("button.nts-allow").click()
+    expect(view.locator('.nts-row[data-state="completed"]')).to_have_count(1)
+    final = view.locator(".nts-agent-text").nth(1)
+    expect(final).to_contain_text("Done: notes.txt now says hello.")
+    expect(final.locator("code")).to_have_text("notes.txt")
+    expect(view.locator(".nts-agent-status")).to_have_text("finished")
+    expect(view.locator("button.nts-agent-stop")).to_be_hidden()
+    assert (root / "notes.txt").read_text() == "hello\n"

@@ -1,0 +1,345 @@
+"""``%%agent`` in an in-process IPython: a conversation across cells, streamed Markdown, the tool
+panel, approvals, Stop and interrupts, headless policies, fallback, transcripts, speculation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import pytest
+
+import nbtoolsched as nts
+from nbtoolsched._session_log import read_transcript
+from nbtoolsched.agent._transcript import validate_transcript
+
+from .conftest import cell_error, session, wait_for
+
+SCRIPT = '''
+from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
+model = ScriptedModel([
+    Turn([text("I'll **read** the README and list the markdown files."),
+          tool_use("Read", file_path="README.md"), tool_use("Glob", pattern="*.md"), tool_use("touch", {"name": "seen.txt"})],
+         text_deltas=12, delay_per_delta=0.02),
+    Turn([text("The README is a *demo*.")], text_deltas=4),
+    Turn([text("Second answer.")]),
+])
+'''
+
+
+@pytest.fixture(autouse=True)
+def _sessions_in_tmp(tmp_path, monkeypatch):
+    """Transcripts go under the session folder (by default in the system temp dir): keep them here."""
+    import tempfile
+
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+
+
+async def finish(cell, timeout: float = 15):
+    async def wait():
+        return await cell
+
+    return await asyncio.wait_for(wait(), timeout)
+
+
+def agent_of(shell):
+    from nbtoolsched.notebook._agent_cell import conversation_for
+
+    return conversation_for(session()).agent
+
+
+async def test_a_conversation_across_cells_streams_markdown_and_shows_each_turns_tools(shell, project):
+    shell.run_cell(SCRIPT)
+    result = shell.run_cell("%%agent --model model --name t --policy allow\nWhat is in this folder?")
+    cell = shell.user_ns["t"]
+    assert result.error_in_exec is None and result.result is cell
+    assert not cell.done() and cell.text() == "%%agent #1: waiting"  # the cell returned before anything ran
+    answer = await finish(cell)
+    assert answer.stop_reason == "end_turn" and answer.turns == 2 and answer.final_text == "The README is a *demo*."
+    await wait_for(lambda: "<strong>read</strong>" in cell.view.body.children[0].value, what="the Markdown render")
+    first = cell.view._segments[0]
+    assert first.renders == sorted(first.renders) and first.renders[-1] == len(first.text)
+    assert len(first.renders) >= 2  # shown while it streamed (12 deltas, 0.02 s apart), then complete
+    panel = cell.view.panels[0]
+    assert [(r.name, r.batch, r.state) for r in panel.rows()] == [("Read", 1, "completed"), ("Glob", 1, "completed"),
+                                                                  ("touch", 1, "completed")]
+    assert cell.view.texts == ["I'll **read** the README and list the markdown files.", "The README is a *demo*."]
+    assert (project / "seen.txt").exists()
+
+    shell.run_cell("%%agent --name t2\nAnd now?")  # same model, same conversation
+    second = await finish(shell.user_ns["t2"])
+    model = shell.user_ns["model"]
+    assert second.final_text == "Second answer." and len(model.calls[2].messages) == 5
+    history = shell.run_line_magic("agent", "history").text
+    assert history.startswith("[1] user: What is in this folder?") and "[5] user: And now?" in history
+    validate_transcript(second.messages)
+    assert read_transcript(agent_of(shell).transcript.path).messages == second.messages
+
+
+async def test_new_starts_a_fresh_conversation_with_its_own_transcript(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel\nm = ScriptedModel(['one', 'two'])")
+    shell.run_cell("%%agent --model m --name a\nfirst")
+    await finish(shell.user_ns["a"])
+    before = agent_of(shell)
+    shell.run_cell("%%agent --new --name b\nsecond")
+    await finish(shell.user_ns["b"])
+    after = agent_of(shell)
+    assert after is not before and after.context.session_id != before.context.session_id
+    assert [m["role"] for m in after.messages] == ["user", "assistant"]
+    assert after.transcript.path != before.transcript.path and before.transcript.path.exists()
+
+
+async def test_an_approval_mid_turn_is_answered_by_a_click_and_the_turn_goes_on(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                   "m = ScriptedModel([[tool_use('touch', {'name': 'ok.txt'})], 'made it'])")
+    shell.run_cell("%%agent --model m --name t\nmake ok.txt")
+    cell = shell.user_ns["t"]
+    await wait_for(lambda: cell.view.panels and cell.view.panels[0]._asking, what="the approval row")
+    row = next(iter(cell.view.panels[0]._asking.values()))
+    threading.Thread(target=row.allow_button.click).start()  # a click from another thread, as on a subshell
+    result = await finish(cell)
+    assert result.final_text == "made it" and (project / "ok.txt").exists()
+
+
+async def test_stop_ends_the_turn_with_every_call_answered_and_the_next_cell_continues(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                   "m = ScriptedModel([[tool_use('Sleep', seconds=30), tool_use('Read', file_path='README.md')],"
+                   " 'picking up again'])")
+    shell.run_cell("%%agent --model m --name t --policy allow\nwait a while")
+    cell = shell.user_ns["t"]
+    await wait_for(lambda: cell.view.panels and cell.view.panels[0].rows()
+                   and cell.view.panels[0].rows()[0].state == "executing", what="the sleep to start")
+    threading.Thread(target=cell.view.stop_button.click).start()
+    result = await finish(cell)
+    assert result.stop_reason == "aborted_tools"
+    validate_transcript(result.messages)
+    file = agent_of(shell).transcript.path
+    assert read_transcript(file).messages == result.messages
+    assert "Stopped. Every tool call has its result" in cell.text()
+    shell.run_cell("%%agent --name t2\ncarry on")
+    more = await finish(shell.user_ns["t2"])
+    assert more.final_text == "picking up again"
+    validate_transcript(more.messages)
+    assert read_transcript(file).messages == more.messages
+
+
+async def test_a_kernel_interrupt_stops_the_running_cell_and_those_waiting_behind_it(shell, project):
+    from IPython.core.interactiveshell import ExecutionResult
+
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                   "m = ScriptedModel([[tool_use('Sleep', seconds=30)], 'unused', 'unused'])")
+    shell.run_cell("%%agent --model m --name a --policy allow\nfirst")
+    shell.run_cell("%%agent --name b\nsecond")  # waits for the first
+    first, second = shell.user_ns["a"], shell.user_ns["b"]
+    await wait_for(lambda: first.view.panels and first.view.panels[0].rows()
+                   and first.view.panels[0].rows()[0].state == "executing", what="the sleep to start")
+    assert second.view.status == "waiting"
+    interrupted = ExecutionResult(None)
+    interrupted.error_in_exec = KeyboardInterrupt()
+    shell.events.trigger("post_run_cell", interrupted)
+    assert (await finish(first)).stop_reason == "aborted_tools"
+    assert await finish(second) is None and "nothing was sent to the model" in second.text()
+    assert shell.user_ns["m"].turns_played == 1
+    validate_transcript(agent_of(shell).messages)
+
+
+async def test_cells_started_back_to_back_run_in_order(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                   "m = ScriptedModel([[tool_use('Sleep', seconds=0.3)], 'first done', 'second done'])")
+    shell.run_cell("%%agent --model m --name a --policy allow\none")
+    shell.run_cell("%%agent --name b\ntwo")
+    assert (await finish(shell.user_ns["b"])).final_text == "second done"
+    texts = [m["content"][0].get("text") for m in agent_of(shell).messages if m["role"] == "user"]
+    assert texts[0] == "one" and texts[-1] == "two"
+
+
+async def test_headless_policies_and_an_explicit_option_wins(project, monkeypatch, tmp_path):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setenv("NBTOOLSCHED_APPROVAL", "deny")
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "nbtoolsched")
+    try:
+        ip.run_cell("import nbtoolsched as nts\nfrom nbtoolsched.models import ScriptedModel, tool_use\n"
+                    "m = ScriptedModel([[tool_use('Write', file_path='x.txt', content='x')], 'ok',"
+                    " [tool_use('Write', file_path='y.txt', content='y')], 'ok',"
+                    " [tool_use('Write', file_path='z.txt', content='z')], 'never'])")
+        ip.run_cell("%%agent --model m --name a\nwrite x")
+        denied = await finish(ip.user_ns["a"])
+        assert denied.messages[2]["content"][0]["is_error"] and not (project / "x.txt").exists()
+        ip.run_cell("%%agent --name b --policy allow\nwrite y")  # the cell's option wins over the environment
+        await finish(ip.user_ns["b"])
+        assert (project / "y.txt").read_text() == "y"
+        ip.run_cell("%%agent --name c --policy defer\nwrite z")
+        paused = await finish(ip.user_ns["c"])
+        assert paused.stop_reason == "approval_deferred" and not (project / "z.txt").exists()
+        await wait_for(lambda: "Paused: the approval policy deferred Write" in ip.user_ns["c"].text(), what="the notice")
+        validate_transcript(paused.messages)
+    finally:
+        ip.run_line_magic("unload_ext", "nbtoolsched")
+
+
+async def test_an_overloaded_model_falls_back_and_the_cell_says_so(shell, project):
+    shell.run_cell('''
+from nbtoolsched.models import ModelError, ScriptedModel
+class Busy:
+    name = "big-model"
+    async def stream(self, messages, *, tools=None, system=None):
+        raise ModelError("overloaded", "Overloaded", status=529)
+        yield {}
+busy = Busy()
+backup = ScriptedModel(["answered by the backup"], name="small-model")
+''')
+    shell.run_cell("%%agent --model busy --fallback-model backup --name t\nhello")
+    cell = shell.user_ns["t"]
+    result = await finish(cell)
+    assert result.final_text == "answered by the backup"
+    await wait_for(lambda: "Switched to small-model: big-model could not answer (Overloaded)" in cell.text(),
+                   what="the fallback notice")
+    entries = [json.loads(line) for line in agent_of(shell).transcript.path.read_text().splitlines()]
+    assert [e["type"] for e in entries] == ["user", "system", "assistant"]
+
+
+async def test_save_clear_load_and_continue(shell, project, tmp_path):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                   "m = ScriptedModel([[tool_use('Read', file_path='README.md')], 'read it'])\n"
+                   "m2 = ScriptedModel(['continued'])")
+    shell.run_cell("%%agent --model m --name a\nread it")
+    first = await finish(shell.user_ns["a"])
+    saved = tmp_path / "saved.jsonl"
+    assert "saved 4 messages" in shell.run_line_magic("agent", f"save {saved}").text
+    assert "already exists" in cell_error(shell.run_cell(f"%agent save {saved}"))
+    assert "conversation cleared" in shell.run_line_magic("agent", "clear").text
+    assert shell.run_line_magic("agent", "history").text == "no messages yet"
+    loaded = shell.run_line_magic("agent", f"load {saved} --model m2").text
+    assert "loaded 4 messages" in loaded and "same file" in loaded
+    shell.run_cell("%%agent --name b\ncontinue please")
+    more = await finish(shell.user_ns["b"])
+    assert more.messages[:4] == first.messages and more.final_text == "continued"
+    back = read_transcript(saved)
+    assert back.problems == [] and back.messages == more.messages
+    assert back.session_id == agent_of(shell).context.session_id
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        ("%%agent\nhello", "needs a model"),
+        ("%%agent --model nothing_here\nhello", "no notebook variable 'nothing_here'"),
+        ("%%agent --model nts\nhello", "not a model"),
+        ("%%agent --model claude-sonnet-4-6\nhello", "ANTHROPIC_API_KEY is not set"),
+        ("%%agent --model m --max-turns 0\nhello", "--max-turns must be 1 or more"),
+        ("%%agent --model m --mode sideways\nhello", "invalid choice"),
+        ("%%agent --model m\n   ", "the cell is empty"),
+        ("%%agent --model m --name 2x\nhello", "not a valid Python variable name"),
+        ("%agent frobnicate", "not a command I know"),
+        ("%agent save", "not a command I know"),
+        ("%agent save somewhere.jsonl", "no conversation to save"),
+        ("%agent load missing.jsonl", "cannot read the transcript"),
+    ],
+)
+async def test_bad_input_is_one_short_error(shell, project, monkeypatch, cell, message):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shell.run_cell("from nbtoolsched.models import ScriptedModel\nm = ScriptedModel(['hi'])")
+    result = shell.run_cell(cell)
+    assert message in cell_error(result)
+    assert type(result.error_in_exec or result.error_before_exec).__name__ == "UsageError"
+
+
+def test_a_claude_model_id_uses_anthropic_when_the_key_is_set(monkeypatch):
+    from nbtoolsched.notebook._agent_cell import resolve_model
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    model = resolve_model("claude-sonnet-4-6", {})
+    assert type(model).__name__ == "AnthropicModel" and model.name == "claude-sonnet-4-6"
+
+
+async def test_per_cell_mode_turn_limit_and_concurrency(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                   "m = ScriptedModel([[tool_use('Write', file_path='w.txt', content='w')], 'refused',"
+                   " [tool_use('Sleep', seconds=0.2), tool_use('Sleep', seconds=0.2)], 'never'])")
+    shell.run_cell("%%agent --model m --mode plan --policy allow --name a\nwrite w")
+    refused = await finish(shell.user_ns["a"])
+    assert refused.messages[2]["content"][0]["is_error"] and not (project / "w.txt").exists()
+    shell.run_cell("%%agent --max-turns 1 --max-concurrency 1 --name b\nsleep twice")
+    cell = shell.user_ns["b"]
+    limited = await finish(cell)
+    assert limited.stop_reason == "max_turns" and limited.turns == 1
+    spans = sorted(cell.handle.trace.states(), key=lambda s: s.started_at)
+    assert spans[1].started_at >= spans[0].finished_at - 0.01  # one at a time
+    assert "batch" in shell.run_line_magic("toolsched", "trace").text()  # the cell's timeline
+
+
+async def test_speculate_runs_from_the_conversation_and_accepting_continues_it(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                   "m = ScriptedModel([[tool_use('Read', file_path='README.md')], 'read it',"
+                   " [tool_use('Edit', file_path='README.md', old_string='line two', new_string='line 2')], 'edited',"
+                   " 'after the speculation'])")
+    shell.run_cell("%%agent --model m --name a\nread the readme")
+    await finish(shell.user_ns["a"])
+    shell.run_line_magic("toolsched", "mode acceptEdits")
+    view = shell.run_line_magic("speculate", '"fix line two"')
+    await wait_for(lambda: view.status == "ready", what="the speculation to finish")
+    seen = shell.user_ns["m"].calls[2].messages  # the speculation's first request: the conversation + the suggestion
+    assert seen[0]["content"][0]["text"] == "read the readme" and seen[-1]["content"][0]["text"] == "fix line two"
+    # the Edit needed no new Read: the agent's file state came along
+    threading.Thread(target=view.accept_button.click).start()
+    await wait_for(lambda: view.status == "accepted", what="accept to finish")
+    assert (project / "README.md").read_text() == "# demo\nline 2\n"
+    agent = agent_of(shell)
+    assert [m["role"] for m in agent.messages] == ["user", "assistant"] * 4
+    assert agent.messages[4]["content"][0]["text"] == "fix line two"
+    assert agent.messages[5]["content"][0]["name"] == "Edit" and not agent.messages[6]["content"][0].get("is_error")
+    assert agent.messages[-1]["content"][-1]["text"] == "edited"
+    shell.run_cell("%%agent --name b\nthanks")
+    more = await finish(shell.user_ns["b"])
+    assert more.final_text == "after the speculation"
+    validate_transcript(more.messages)
+    assert read_transcript(agent.transcript.path).messages == more.messages
+
+
+async def test_status_and_help(shell, project):
+    assert "no conversation yet" in shell.run_line_magic("agent", "").text
+    assert "--fallback-model" in shell.run_line_magic("agent", "help").text
+
+
+async def test_hooks_from_the_settings_get_the_sessions_real_transcript_path(project):
+    """A PreToolUse command hook reads transcript_path while the cell runs and finds its own call there."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    hook = ("python3 -c \"import json,sys; d=json.load(sys.stdin); t=open(d['transcript_path']).read(); "
+            "open('hook.log','a').write(json.dumps([d['transcript_path'], d['tool_use_id'] in t])+'\\n')\"")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps(
+        {"hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": hook}]}]}}))
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "nbtoolsched")
+    try:
+        ip.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                    "m = ScriptedModel([[tool_use('Read', file_path='README.md')], 'read'])")
+        ip.run_cell("%%agent --model m --name t\nread the readme")
+        result = await finish(ip.user_ns["t"])
+        assert result.final_text == "read"
+        path, found = json.loads((project / "hook.log").read_text())
+        assert path == str(agent_of(ip).transcript.path) and found  # the file already held the call it was asked about
+    finally:
+        ip.run_line_magic("unload_ext", "nbtoolsched")
+
+
+async def test_an_answer_dropped_mid_stream_is_struck_through_and_its_calls_stopped(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, Turn, text, tool_use\n"
+                   "primary = ScriptedModel([Turn([text('Let me sleep on it.'), tool_use('Sleep', seconds=20),"
+                   " text('never said')], error_event_after=10)], name='primary')\n"
+                   "backup = ScriptedModel(['A fresh answer.'], name='backup')")
+    shell.run_cell("%%agent --model primary --fallback-model backup --policy allow --name t\nthink")
+    cell = shell.user_ns["t"]
+    result = await finish(cell)
+    assert result.final_text == "A fresh answer." and cell.view.texts == ["A fresh answer."]
+    await wait_for(lambda: "[dropped] Let me sleep on it." in cell.text(), what="the dropped answer in the view")
+    await wait_for(lambda: cell.view.panels, what="the dropped answer's panel")
+    panel = cell.view.panels[0]
+    assert panel.title == "turn 1: tool calls of the dropped answer"
+    assert [(r.name, r.state) for r in panel.rows()] == [("Sleep", "cancelled")]
+    await wait_for(lambda: cell.view.body.children and "line-through" in cell.view.body.children[0].value,
+                   what="the dropped text struck through")
