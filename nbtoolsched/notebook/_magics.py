@@ -1,4 +1,4 @@
-"""The magics: ``%%toolcall``, ``%tools``, ``%toolsched``, ``%speculate``.
+"""The magics: ``%%toolcall``, ``%tools``, ``%toolsched``, ``%speculate``, ``%replay``.
 
 Each magic parses, hands the work to the session, and returns something to display.
 Bad input raises IPython's ``UsageError``: one short red line in the cell output, no
@@ -199,6 +199,15 @@ class ToolMagics(Magics):
             return start_view(self.session, suggestion, model)
         except (TypeError, ValueError) as err:
             raise UsageError(str(err)) from None
+
+    # -- %replay ---------------------------------------------------------------------------------------------
+    @no_var_expand
+    @line_magic
+    def replay(self, line: str = "") -> Any:
+        """%replay PATH... --settings FILE [--proposed FILE]: a permission-policy simulation report."""
+        from ._replay_magic import replay_line
+
+        return replay_line(line, self.namespace)
 
     # -- hooks ---------------------------------------------------------------------------------------------
     def post_run_cell(self, result: Any) -> None:
