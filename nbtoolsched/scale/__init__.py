@@ -15,31 +15,28 @@ in every session::
 The default engine is local (asyncio for agent sessions, a process pool for replays);
 ``engine="ray"`` or ``RayEngine(address=...)`` runs the same tasks on Ray, an optional
 extra (``pip install "nbtoolsched[ray]"``). Nothing here imports Ray until asked.
+Results are plain dataclasses (``SessionReplay.calls`` holds one decision per call,
+``ScaleRun.results`` one result per session); reports hold tables and SVG charts.
 """
 
 from ._agents import AgentSummary, AgentTask
-from ._engines import RayEngine, ReplayTask, ScaleRun, SessionResult, arun_sessions, run_sessions
+from ._engines import RayEngine, ReplayTask, ScaleRun, arun_sessions, run_sessions
 from ._policy import Policy
-from ._replay import CallDecision, RerunSummary, SessionReplay, replay_session
-from ._report import BarChart, PolicyComparison, PolicyReport, Table
+from ._replay import SessionReplay, replay_session
+from ._report import PolicyComparison, PolicyReport
 from ._simulate import compare_policies, replay, transcript_files
 from ._synthetic import write_synthetic_transcripts
 
 __all__ = [
     "AgentSummary",
     "AgentTask",
-    "BarChart",
-    "CallDecision",
     "Policy",
     "PolicyComparison",
     "PolicyReport",
     "RayEngine",
     "ReplayTask",
-    "RerunSummary",
     "ScaleRun",
     "SessionReplay",
-    "SessionResult",
-    "Table",
     "arun_sessions",
     "compare_policies",
     "replay",
