@@ -201,10 +201,10 @@ class ToolMagics(Magics):
             raise UsageError(str(err)) from None
 
     # -- %replay ---------------------------------------------------------------------------------------------
-    @no_var_expand
     @line_magic
     def replay(self, line: str = "") -> Any:
-        """%replay PATH... --settings FILE [--proposed FILE]: a permission-policy simulation report."""
+        """%replay PATH... --settings FILE [--proposed FILE]: a permission-policy simulation report
+        ({var} and $var name notebook variables, as in any line magic)."""
         from ._replay_magic import replay_line
 
         return replay_line(line, self.namespace)

@@ -28,6 +28,7 @@ its last tool_result.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import heapq
 import os
 import re
@@ -131,8 +132,15 @@ def replay_session(
     include_sidechains: bool = False,
     checkout: str | os.PathLike[str] | None = None,
 ) -> SessionReplay:
-    """Replay one transcript file (sync: runs its own event loop; for a process or a Ray task)."""
-    return asyncio.run(areplay_session(path, policy, include_sidechains=include_sidechains, checkout=checkout))
+    """Replay one transcript file (sync: runs its own event loop, beside a running one if
+    there is one, as in a notebook; ``areplay_session`` is the async form)."""
+    coro = areplay_session(path, policy, include_sidechains=include_sidechains, checkout=checkout)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbtoolsched-replay") as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 async def areplay_session(
