@@ -45,24 +45,25 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
     if os.environ.get("NBTOOLSCHED_NOTEBOOKS_LIVE") != "1":
         os.environ.pop("ANTHROPIC_API_KEY", None)
+    _own_temp_dir()
 
 
-def _scratch_dirs() -> set[Path]:
+_RUN_DIR: list[str] = []
+
+
+def _own_temp_dir() -> None:
+    """Kernels started by this run make their scratch projects in a folder of this run's
+    own (TMPDIR), removed at the end: another test run's folders are never touched."""
     import tempfile
 
-    return set(Path(tempfile.gettempdir()).glob("nbtoolsched-nb-*"))
-
-
-_BEFORE: set[Path] = set()
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    _BEFORE.update(_scratch_dirs())
+    run_dir = tempfile.mkdtemp(prefix="nbtoolsched-notebooks-run-")
+    _RUN_DIR.append(run_dir)
+    os.environ["TMPDIR"] = run_dir
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """nbval stops kernels without running their exit hooks: remove the scratch projects they made."""
     import shutil
 
-    for folder in _scratch_dirs() - _BEFORE:
-        shutil.rmtree(folder, ignore_errors=True)
+    for run_dir in _RUN_DIR:
+        shutil.rmtree(run_dir, ignore_errors=True)

@@ -20,7 +20,7 @@ import nbtoolsched as nts
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_NAMESPACES = ["nbtoolsched", "nbtoolsched.tools", "nbtoolsched.models", "nbtoolsched.speculation",
-                     "nbtoolsched.internals", "nbtoolsched.notebook"]
+                     "nbtoolsched.internals", "nbtoolsched.notebook", "nbtoolsched.scale"]
 
 
 def test_the_top_level_exports_what_users_write_and_catch() -> None:

@@ -1,4 +1,4 @@
-"""The magics: ``%%toolcall``, ``%%agent``, ``%tools``, ``%toolsched``, ``%speculate``.
+"""The magics: ``%%toolcall``, ``%%agent``, ``%tools``, ``%toolsched``, ``%speculate``, ``%replay``.
 
 Each magic parses, hands the work to the session, and returns something to display.
 Bad input raises IPython's ``UsageError``: one short red line in the cell output, no
@@ -219,6 +219,15 @@ class ToolMagics(Magics):
             return start_view(self.session, suggestion, model, conversation)
         except (TypeError, ValueError) as err:
             raise UsageError(str(err)) from None
+
+    # -- %replay ---------------------------------------------------------------------------------------------
+    @line_magic
+    def replay(self, line: str = "") -> Any:
+        """%replay PATH... --settings FILE [--proposed FILE]: a permission-policy simulation report
+        ({var} and $var name notebook variables, as in any line magic)."""
+        from ._replay_magic import replay_line
+
+        return replay_line(line, self.namespace)
 
     # -- hooks ---------------------------------------------------------------------------------------------
     def post_run_cell(self, result: Any) -> None:

@@ -357,7 +357,7 @@ class Permissions:
         self, tool_name: str | Tool, input: dict[str, Any], *, cwd: str | None = None, hook_decision: Decision | None = None
     ) -> Explanation:
         """Which rule, hook, mode or check decides this call, and why (runs no approver)."""
-        tool = tool_name if isinstance(tool_name, Tool) else self.tools.get(tool_name) or _NamedTool(tool_name)
+        tool = tool_name if isinstance(tool_name, Tool) else self.tool_for(tool_name)
         ctx = ToolContext(cwd or self.cwd, permission_context=self)
         result = _run_sync(self.evaluate(tool, input, None, ctx, hook_decision))
         if result.behavior == "ask":
@@ -372,6 +372,11 @@ class Permissions:
             else:
                 result.steps.append("the approver would be asked")
         return result
+
+    def tool_for(self, name: str) -> Tool:
+        """The tool a decision by name is made for: one given as ``tools=``, else a stand-in
+        known only by its name (a transcript replay meets tools no registry here has)."""
+        return self.tools.get(name) or _NamedTool(name)
 
     def _facts(self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, mode: str | None = None) -> CallFacts:
         return CallFacts(tool, input, parsed, ctx.cwd, mode or self._mode, self.rules, [ctx.cwd, *self.additional_dirs], self.home, self.split_command)

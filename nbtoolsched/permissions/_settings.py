@@ -21,7 +21,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ._errors import PermissionConfigError
 from ._hooks import Hooks
@@ -29,7 +29,7 @@ from ._modes import Mode, check_mode
 from ._problems import LoadProblem, issue_warnings
 from ._rules import PermissionRule, rules_from_settings
 
-__all__ = ["SettingsFile", "LoadedSettings", "settings_files", "load_settings", "default_user_dir"]
+__all__ = ["SettingsFile", "LoadedSettings", "settings_files", "load_settings", "apply_settings", "read_settings_json", "default_user_dir"]
 
 _BEHAVIORS = ("allow", "deny", "ask")
 
@@ -81,17 +81,32 @@ def load_settings(
     ``check_hooks`` looks for each command hook's program (a warning when missing);
     ``strict_hooks`` makes every hook problem block its call at run time (and refuses
     hook settings that could never act); ``warn=False`` only collects the warnings."""
+    found = [(spec, read_settings_json(spec.path)) for spec in settings_files(cwd, user_dir) if spec.path.is_file()]
+    return apply_settings(found, cwd, check_hooks=check_hooks, strict_hooks=strict_hooks, warn=warn)
+
+
+def apply_settings(
+    files: Iterable[tuple[SettingsFile, dict[str, Any]]],
+    cwd: str | os.PathLike[str],
+    *,
+    check_hooks: bool = True,
+    strict_hooks: bool = False,
+    warn: bool = True,
+) -> LoadedSettings:
+    """Settings already read, lowest precedence first, for a project at ``cwd``.
+
+    A transcript replay reads the files once and ships their contents to every worker
+    (a cluster node need not have them); each session applies them to its own cwd."""
     loaded = LoadedSettings(hooks=Hooks(project_dir=str(Path(cwd).resolve()), strict=strict_hooks))
-    for spec in settings_files(cwd, user_dir):
-        if spec.path.is_file():
-            _apply(loaded, spec, _read_json(spec.path), check_hooks)
-            loaded.files.append(spec.path)
+    for spec, data in files:
+        _apply(loaded, spec, data, check_hooks)
+        loaded.files.append(spec.path)
     if warn:
         issue_warnings(loaded.warnings)
     return loaded
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_settings_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:

@@ -1,0 +1,61 @@
+"""Agent sessions for the engine tests: scripts for ScriptedModel, tasks in their own folders.
+
+Everything here pickles (``functools.partial`` of ``ScriptedModel``), so the same tasks run
+in this process, in worker processes and on Ray.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from nbtoolsched import ScriptedModel
+from nbtoolsched.scale import AgentTask, Policy
+
+
+def use(name: str, **input: object) -> dict:
+    return {"type": "tool_use", "name": name, "input": input}
+
+
+# Read + Grep + ls in parallel, then a Write (asks), then rm (denied by the policy).
+WORK = [
+    [use("Read", file_path="README.md"), use("Grep", pattern="line", path="."), use("Bash", command="ls")],
+    [use("Write", file_path="notes.txt", content="seen\n")],
+    [use("Bash", command="rm -rf build")],
+    "done",
+]
+POLICY = Policy(name="work", deny=("Bash(rm:*)",))
+
+
+def seed(workdir: Path) -> None:
+    (workdir / "README.md").write_text("# demo\nline two\n")
+
+
+def work_task(folder: Path, n: int, script: list | None = None, policy: Policy = POLICY) -> AgentTask:
+    return AgentTask(functools.partial(ScriptedModel, script or WORK), "tidy up", policy, workdir=str(folder / f"s{n}"),
+                     setup=seed, name=f"s{n}")
+
+
+def broken_task(folder: Path) -> AgentTask:
+    """A session whose model cannot even be made: reported as failed, the others go on."""
+    return AgentTask(functools.partial(ScriptedModel, 42), "tidy up", POLICY, workdir=str(folder / "broken"), name="broken")
+
+
+def sleeper_task(folder: Path, n: int) -> AgentTask:
+    """A session whose Bash call runs a minute: it writes its shell's and its parent's pids first."""
+    script = [[use("Bash", command="echo $$ $PPID > pids.txt; sleep 60")], "done"]
+    return AgentTask(functools.partial(ScriptedModel, script), "wait", Policy(mode="bypassPermissions"),
+                     workdir=str(folder / f"sleep{n}"), name=f"sleep{n}")
+
+
+def pids_of(folder: Path) -> list[int]:
+    return [int(p) for f in sorted(folder.glob("sleep*/pids.txt")) for p in f.read_text().split()]
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie, exited but not yet reaped by its parent, is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
