@@ -1,0 +1,56 @@
+"""Read deny rules must stop every tool from printing a protected file: ways through Bash."""
+
+from __future__ import annotations
+
+from .conftest import READ_DENIES, SECRET, Refuser, run_one, scheduler
+
+
+async def test_proc_self_cwd_with_dotdot_reaches_a_denied_file(project):
+    # paths_for_check folds "/proc/self/cwd/.." lexically (to /proc/self) and resolves
+    # /proc/self in the Python process, while the kernel resolves it in the shell: the
+    # path below is the project's .env for bash and some other path for the check.
+    refuser = Refuser()
+    sched = scheduler(project, refuser, deny=READ_DENIES)
+    command = f"tac /proc/self/cwd/../{project.name}/.env"
+    result = await run_one(sched, "Bash", command=command)
+    assert SECRET not in result.text
+    assert result.is_error
+
+
+async def test_proc_self_cwd_reaches_secrets_folder(project):
+    refuser = Refuser()
+    sched = scheduler(project, refuser, deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command=f"rev /proc/thread-self/cwd/../{project.name}/secrets/key.txt")
+    assert SECRET[::-1] not in result.text
+    assert result.is_error
+
+
+async def test_jq_import_reads_a_denied_json_file(project):
+    # jq's `import "path" as $x;` loads path + ".json"; the path is a JSON string, so
+    # \u escapes hide it from the word scan (and the ".json" is never written at all).
+    (project / "secrets" / "service-account.json").write_text(f'{{"private_key": "{SECRET}"}}\n')
+    refuser = Refuser()
+    sched = scheduler(project, refuser, deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command="""jq -n 'import "s\\u0065crets/service-account" as $k; $k'""")
+    assert SECRET not in result.text
+    assert result.is_error
+
+
+async def test_jq_import_reads_a_denied_json_file_named_exactly(project):
+    (project / "credentials.json").write_text(f'{{"token": "{SECRET}"}}\n')
+    refuser = Refuser()
+    sched = scheduler(project, refuser, deny=["Read(credentials.json)"])
+    result = await run_one(sched, "Bash", command="""jq -n 'import "credentials" as $c; $c'""")
+    assert SECRET not in result.text
+    assert result.is_error
+
+
+async def test_grep_abbreviated_recursive_option_under_an_allow_rule(project):
+    # GNU grep accepts any unambiguous prefix of a long option: --recur is --recursive.
+    # shell_reads only knows the full spellings, so the tree is never judged.
+    refuser = Refuser()
+    sched = scheduler(project, refuser, deny=READ_DENIES, allow=["Bash(grep:*)"])
+    result = await run_one(sched, "Bash", command="grep --recur SECRET .")
+    assert SECRET not in result.text
+    result = await run_one(sched, "Bash", command="grep --derefer SECRET")
+    assert SECRET not in result.text
