@@ -56,3 +56,24 @@ async def test_permission_request_command_hook_from_settings_meets_deny_rules(pr
     result = await run_one(sched, "Bash", command="touch made.txt")
     assert (project / "victim" / "keep.txt").exists()
     assert result.is_error
+
+
+async def test_hook_if_condition_fires_for_a_quoted_command_name(project):
+    # A blocking PreToolUse hook guarded by "if": "Bash(rm:*)". The condition is matched
+    # on each subcommand's text as written, so '"rm" -rf victim' (argv rm, -rf, victim,
+    # which Claude Code's condition matching would see) never fires it.
+    settings = {
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "if": "Bash(rm:*)", "command": "echo 'no rm here' >&2; exit 2"}]}]},
+    }
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    refuser = Refuser()
+    perms = nts.Permissions.from_settings(project, user_dir=project / "no-user-settings", approver=refuser)
+    sched = nts.Scheduler(nts.default_registry(), permissions=perms, cwd=project)
+    result = await run_one(sched, "Bash", command='"rm" -rf victim')
+    assert (project / "victim" / "keep.txt").exists()
+    assert result.is_error
+    result = await run_one(sched, "Bash", command="rm -rf victim")  # the plain spelling is blocked
+    assert result.is_error and (project / "victim" / "keep.txt").exists()
