@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .conftest import READ_DENIES, SECRET, Refuser, run_one, scheduler
+import pytest
+
+from .conftest import READ_DENIES, SECRET, Refuser, git, run_one, scheduler
 
 
 async def test_proc_self_cwd_with_dotdot_reaches_a_denied_file(project):
@@ -54,3 +56,17 @@ async def test_grep_abbreviated_recursive_option_under_an_allow_rule(project):
     assert SECRET not in result.text
     result = await run_one(sched, "Bash", command="grep --derefer SECRET")
     assert SECRET not in result.text
+
+
+@pytest.mark.parametrize("command", ["git status -vv", "git status --verbose --verbose"])
+async def test_git_status_verbose_prints_the_diff_of_a_denied_file(project, command):
+    # shell_reads counts `git status` as names-only; -v shows the staged diff and -vv the
+    # working tree diff too, so a tracked secret that changed is printed in full.
+    git(project, "init", "-q")
+    git(project, "add", ".")
+    git(project, "commit", "-qm", "first")
+    (project / ".env").write_text(f"TOKEN=NEW-{SECRET}\n")
+    refuser = Refuser()
+    sched = scheduler(project, refuser, deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command=command)
+    assert f"NEW-{SECRET}" not in result.text
