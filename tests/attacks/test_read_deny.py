@@ -70,3 +70,15 @@ async def test_git_status_verbose_prints_the_diff_of_a_denied_file(project, comm
     sched = scheduler(project, refuser, deny=READ_DENIES)
     result = await run_one(sched, "Bash", command=command)
     assert f"NEW-{SECRET}" not in result.text
+
+
+async def test_git_log_bundled_patch_flag_prints_a_denied_file(project):
+    # _git_shows_content looks for -p at the start of each option word; in the bundle
+    # -sp the p comes second, and git applies it after -s: the whole patch history.
+    git(project, "init", "-q")
+    git(project, "add", ".")
+    git(project, "commit", "-qm", "first")
+    refuser = Refuser()
+    sched = scheduler(project, refuser, deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command="git log -sp")
+    assert SECRET not in result.text
