@@ -41,11 +41,13 @@ def secret_server() -> Iterator[int]:
     yield from _serve(LOCAL_SECRET.encode(), "text/plain")
 
 
-@pytest.mark.parametrize("host", ["127.1", "2130706433", "0x7f000001"])
+@pytest.mark.parametrize("host", ["127.1", "2130706433", "0x7f000001", "[::ffff:7f00:1]", "127\u30020\u30020\u30021"])
 async def test_deny_rule_on_an_address_holds_for_its_other_spellings(project, secret_server, host):
     # domain_rule_matches compares the URL's host text with the rule; the resolver reads
-    # 127.1, 2130706433 and 0x7f000001 as 127.0.0.1. bypassPermissions must still obey
-    # deny rules ("a deny rule beats everything").
+    # 127.1, 2130706433, 0x7f000001 and ::ffff:7f00:1 as 127.0.0.1, and httpx maps the
+    # ideographic full stop U+3002 to "." (IDNA/UTS 46), which also dodges any rule on a
+    # domain name (evil\u3002com). bypassPermissions must still obey deny rules ("a deny
+    # rule beats everything").
     refuser = Refuser()
     sched = scheduler(project, refuser, mode="bypassPermissions", deny=["WebFetch(domain:127.0.0.1)"])
     result = await run_one(sched, "WebFetch", url=f"http://{host}:{secret_server}/", prompt="what is there")
