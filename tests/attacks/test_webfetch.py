@@ -14,9 +14,11 @@ from .conftest import Refuser, run_one, scheduler
 LOCAL_SECRET = "LOCAL-ONLY-7c1e"
 
 
-def _serve(body: bytes, content_type: str) -> Iterator[int]:
+def _serve(body: bytes, content_type: str, served: list[str] | None = None) -> Iterator[int]:
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - the http.server API
+            if served is not None:
+                served.append(self.path)
             self.send_response(200)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
@@ -71,7 +73,8 @@ HOSTILE_PAGES = {
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_PAGES))
 async def test_a_hostile_page_does_not_stall_the_event_loop(project, name):
-    for port in _serve(HOSTILE_PAGES[name], "text/html"):
+    served: list[str] = []
+    for port in _serve(HOSTILE_PAGES[name], "text/html", served):
         refuser = Refuser()
         sched = scheduler(project, refuser, allow=["WebFetch(domain:127.0.0.1)"])
         loop = asyncio.get_running_loop()
@@ -93,5 +96,5 @@ async def test_a_hostile_page_does_not_stall_the_event_loop(project, name):
         finally:
             done.set()
             await watch
-        assert result is not None
+        assert served, f"the page was never fetched: {result.text[:300]}"
         assert longest < 3.0, f"the event loop was blocked for {longest:.1f} s by one page"
