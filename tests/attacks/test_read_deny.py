@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from .conftest import READ_DENIES, SECRET, Refuser, git, run_one, scheduler
@@ -27,6 +29,10 @@ async def test_proc_self_cwd_reaches_secrets_folder(project):
     assert result.is_error
 
 
+needs_jq = pytest.mark.skipif(shutil.which("jq") is None, reason="needs jq")
+
+
+@needs_jq
 async def test_jq_import_reads_a_denied_json_file(project):
     # jq's `import "path" as $x;` loads path + ".json"; the path is a JSON string, so
     # \u escapes hide it from the word scan (and the ".json" is never written at all).
@@ -38,6 +44,7 @@ async def test_jq_import_reads_a_denied_json_file(project):
     assert result.is_error
 
 
+@needs_jq
 async def test_jq_import_reads_a_denied_json_file_named_exactly(project):
     (project / "credentials.json").write_text(f'{{"token": "{SECRET}"}}\n')
     refuser = Refuser()
