@@ -16,7 +16,7 @@ import pytest
 
 import nbtoolsched as nts
 from nbtoolsched import models
-from nbtoolsched.agent import Agent
+from nbtoolsched import Agent
 from nbtoolsched.speculation import agent_loop, speculate
 
 from .conftest import Refuser, git, run_one, scheduler
@@ -98,7 +98,7 @@ _CHILD = textwrap.dedent(
     import nbtoolsched as nts
 
     signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # Python ignores it: let the size limit stop us
-    from nbtoolsched.models.scripted import tool_use
+    from nbtoolsched.models import tool_use
 
     class Refuser:
         async def __call__(self, request):
