@@ -342,8 +342,8 @@ def _redirect_check(facts: CallFacts, command: str, bases: list[str] | None) -> 
             if redirect.is_heredoc or redirect.op in ("<<<",) or redirect.target is None:
                 continue
             target = redirect.target
-            if redirect.op in (">&", "<&") and target.value.isdigit() or target.value == "-":
-                continue  # a file-descriptor copy such as 2>&1
+            if redirect.op in (">&", "<&") and (target.value.isdigit() or target.value == "-"):
+                continue  # a file-descriptor copy such as 2>&1, or a close (>& -); "> -" is a file
             output = redirect.op in _OUTPUT_OPS
             if output and target.value in _SAFE_TARGETS:
                 continue
