@@ -88,6 +88,14 @@ _ANSI_SIMPLE = {
     "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
 }
 _MAX_ERRORS = 3
+# Longer commands are not analysed (an error, so: not read-only, not split for rules):
+# the analysis runs on the event loop, and must stay well under a second.
+MAX_COMMAND_CHARS = 65_536
+MAX_SIMPLE_COMMANDS = 1_000  # and at most this many simple commands (or heredocs)
+
+
+class _TooLarge(Exception):
+    """The command holds more than the analysis takes on; the message says what."""
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
@@ -155,6 +163,13 @@ class _Builder:
         self.drafts: list[_Draft] = []
         self.constructs: list[Construct] = []
         self.errors: list[str] = []
+
+    def new_draft(self, start: int, end: int) -> _Draft:
+        if len(self.drafts) >= MAX_SIMPLE_COMMANDS:
+            raise _TooLarge(f"more than {MAX_SIMPLE_COMMANDS} simple commands: not analysed")
+        draft = _Draft(start, end)
+        self.drafts.append(draft)
+        return draft
 
     # ---- coverage
     def children(self, node: Node, *, newlines: bool = False) -> list[Node]:
@@ -256,8 +271,7 @@ class _Builder:
 
     # ---- simple commands
     def command(self, node: Node) -> None:
-        draft = _Draft(node.start_byte, node.end_byte)
-        self.drafts.append(draft)
+        draft = self.new_draft(node.start_byte, node.end_byte)
         deferred: list[Node] = []
         prev_end = -1
         for child in self.children(node):
@@ -284,8 +298,7 @@ class _Builder:
 
     def test(self, node: Node) -> None:
         """[ ... ] and [[ ... ]] become commands named "[" and "[[" (bash builtins)."""
-        draft = _Draft(node.start_byte, node.end_byte)
-        self.drafts.append(draft)
+        draft = self.new_draft(node.start_byte, node.end_byte)
         single = bool(node.child_count) and node.children[0].type == "["
         tokens: list[tuple[Word, bool]] = []
         self.flatten_test(node, tokens, pattern=not single)
@@ -334,8 +347,7 @@ class _Builder:
             self.statement(body)
         targets, single = self.redirect_targets(bodies[-1] if bodies else None, mark)
         if not targets:
-            targets = [_Draft(node.start_byte, node.end_byte)]
-            self.drafts.append(targets[0])
+            targets = [self.new_draft(node.start_byte, node.end_byte)]
             single = True
         deferred: list[Node] = []
         for child in redirects:
@@ -649,6 +661,8 @@ def _read_heredocs(root: Node, text: str) -> tuple[dict[int, Word], list[str]]:
     bash does; its body node may only start later, past blanks it skipped.
     """
     found, literal = _heredoc_nodes(root)
+    if len(found) > MAX_SIMPLE_COMMANDS:
+        return {}, [f"more than {MAX_SIMPLE_COMMANDS} heredocs: not analysed"]
     nodes = sorted(found, key=lambda node: node.start_byte)
     words: dict[int, Word] = {}
     read_until = -1
@@ -692,16 +706,20 @@ def _heredoc_nodes(root: Node) -> tuple[list[Node], list[tuple[int, int]]]:
     """The heredoc_redirect nodes, and the spans that explain any other "<<"."""
     found: list[Node] = []
     literal: list[tuple[int, int]] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
+    cursor = root.walk()  # a cursor walk is linear; Node.children on a long list is not
+    while True:
+        node = cursor.node
+        assert node is not None
         kind = node.type
         if kind in _LITERAL_HOLDERS:
             literal.append((node.start_byte, node.end_byte))
         elif kind == "heredoc_redirect":
             found.append(node)
-        stack.extend(node.children)  # heredocs nest in strings and substitutions too
-    return found, literal
+        if cursor.goto_first_child():  # heredocs nest in strings and substitutions too
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return found, literal
 
 
 def _every_operator_is_known(text: str, literal: list[tuple[int, int]]) -> None:
@@ -710,11 +728,15 @@ def _every_operator_is_known(text: str, literal: list[tuple[int, int]]) -> None:
     A "<<" tree-sitter took for something else (say ``[ x <<EOF ]``, a test operator
     to it, a heredoc to bash) would leave the body to be parsed as commands.
     """
+    spans = sorted(literal)  # one pass over the spans, in step with the "<<"s (linear)
+    k = 0
+    covered_to = -1  # end of the union of the spans that start at or before pos
     pos = text.find("<<")
     while pos != -1:
-        if not _backslashes_before(text, pos) % 2 and not any(
-            start <= pos < end for start, end in literal
-        ):
+        while k < len(spans) and spans[k][0] <= pos:
+            covered_to = max(covered_to, spans[k][1])
+            k += 1
+        if pos >= covered_to and not _backslashes_before(text, pos) % 2:
             raise HeredocError(f"'<<' the parser did not read as an operator at offset {pos}")
         pos = text.find("<<", pos + 1)
 
@@ -867,6 +889,9 @@ def _pre_errors(command: str) -> list[str]:
 
 
 def _parse(command: str) -> ParsedCommand:
+    if len(command) > MAX_COMMAND_CHARS:
+        error = f"the command is {len(command)} characters long (more than {MAX_COMMAND_CHARS}): not analysed"
+        return ParsedCommand(command, (), (error,), (), None)
     src = _Source(command)
     # A trailing newline keeps tree-sitter-bash from a slow ambiguous path on pipes.
     tree = _parser().parse(src.data + b"\n")
@@ -879,6 +904,8 @@ def _parse(command: str) -> ParsedCommand:
         builder.gap(0, root.start_byte, True)
         builder.gap(root.end_byte, len(src.data), True)
         builder.statement(root)
+    except _TooLarge as exc:
+        builder.errors.append(str(exc))
     except Exception as exc:  # a tree shape we did not foresee: report, never guess
         builder.errors.append(f"internal parser error: {type(exc).__name__}: {exc}")
     errors = _pre_errors(command) + builder.errors
