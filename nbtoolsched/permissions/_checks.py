@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..shell._invocations import command_line
 from ..shell._parse import parse_command
 from ..tool._decision import Decision, DecisionReason
 from ..tool._base import Tool
@@ -241,6 +242,9 @@ def _shell_check(facts: CallFacts) -> Decision:
         for rule in rules[behavior]:
             if shell_pattern(rule.value.content).kind == "exact" and shell_rule_matches(rule, whole_deny):
                 return _decide(rule, f"running `{command}`")
+    denied, held = _invocation_check(rules, command)
+    if denied is not None:
+        return denied
     exact_allow = next(
         (r for r in rules["allow"] if shell_pattern(r.value.content).kind == "exact" and shell_rule_matches(r, allow_candidates(command))), None
     )
@@ -250,6 +254,8 @@ def _shell_check(facts: CallFacts) -> Decision:
             found = next((r for r in rules[behavior] if shell_rule_matches(r, whole_deny)), None)
             if found is not None:
                 return _decide(found, f"running `{command}`")
+        if held is not None:
+            return held
         if exact_allow is not None:
             return _decide(exact_allow, command)
         return Decision.ask(
@@ -266,7 +272,7 @@ def _shell_check(facts: CallFacts) -> Decision:
     denied = next((r for r in results if r.behavior == "deny"), None)
     if denied is not None:
         return denied
-    immune = next((r for r in results if is_immune_ask(r)), None)
+    immune = next((r for r in results if is_immune_ask(r)), held)
     if immune is not None:
         return immune
     if structural is not None:
@@ -286,6 +292,44 @@ def _shell_check(facts: CallFacts) -> Decision:
     suggestions = tuple(dict.fromkeys(s for s in (suggest_shell_rule(sub, facts.tool.name) for sub, _ in pending) if s))[:5]
     parts = ", ".join(f"`{sub}`" for sub, _ in pending)
     return Decision("passthrough", message=f"No rule allows {parts}.", suggestions=suggestions)
+
+
+def _invocation_check(rules: dict[str, list[PermissionRule]], command: str) -> tuple[Decision | None, Decision | None]:
+    """Deny and ask rules on what the command runs (argv), however it is spelled.
+
+    ``"rm"``, ``/bin/rm``, ``command rm``, ``env rm``, ``xargs -n1 rm``, ``sh -c 'rm'`` and
+    ``$(rm)`` all run rm (invocations.py). Returns (a deny, an ask that even bypass mode
+    keeps): a rule that matches asks or denies; a rule that may match once the shell
+    has computed some words, or a command whose program cannot be told, asks. Stricter
+    than Claude Code, which matches deny rules on the text as written.
+    """
+    if not rules["deny"] and not rules["ask"]:
+        return None, None
+    line = command_line(command)
+    held: Decision | None = None
+    for behavior in ("deny", "ask"):
+        for rule in rules[behavior]:
+            pattern = shell_pattern(rule.value.content)
+            for invocation in line.invocations:
+                verdict = pattern.verdict(invocation.words)
+                if verdict == "match" and behavior == "deny":
+                    return _decide(rule, f"running `{invocation.text}`"), None
+                if verdict == "match" and (held is None or held.reason is None or held.reason.kind != "rule"):
+                    held = _decide(rule, f"running `{invocation.text}`")
+                elif verdict == "maybe" and held is None:
+                    shown = " ".join("<computed>" if w is None else w for w in invocation.words)
+                    held = Decision.ask(
+                        f"`{invocation.text}` may run what the rule {rule.text} ({rule.origin or rule.source}) covers "
+                        f"({shown}: the shell computes some words).",
+                        DecisionReason("safety_check", "a rule may match what the shell computes"),
+                    )
+    if held is None and line.problems:
+        named = ", ".join(r.text for r in (rules["deny"] + rules["ask"])[:3])
+        held = Decision.ask(
+            f"What the command runs cannot be told, so the rules {named} cannot be checked: {line.problems[0]}.",
+            DecisionReason("safety_check", "the program a command runs cannot be told"),
+        )
+    return None, held
 
 
 def _structure_check(subs: list[str]) -> Decision | None:

@@ -20,6 +20,7 @@ from tree_sitter import Language, Node, Parser
 from ._allowlists import (
     SAFE_ENV_VALUE, SAFE_ENV_VARS, TIMEOUT_DURATION, WRAPPER_OPTIONS,
 )
+from ._evaluation import arithmetic_evaluates, command_evaluates, expansion_evaluates
 from ._heredoc import (
     HeredocBody, HeredocError, HeredocOp, body_expansions, read_body, read_delimiter, scan_line,
 )
@@ -225,10 +226,24 @@ class _Builder:
             self.nested_statements(node)
         elif kind in ("declaration_command", "unset_command"):
             self.construct("declaration" if kind[0] == "d" else "unset", node)
+            self.substitutions_in(node)
         elif kind in ("variable_assignment", "variable_assignments"):
             self.construct("assignment", node)
+            self.substitutions_in(node)
         elif kind not in ("comment", "ERROR"):
             self.construct("unsupported", node)
+            self.substitutions_in(node)
+
+    def substitutions_in(self, node: Node) -> None:
+        """The commands of every command substitution in ``node`` (``x=$(rm y)``, a for
+        loop's word list, a case pattern...) are commands like the others."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in _SUBSTITUTIONS:
+                self.nested_statements(current)
+            else:
+                stack.extend(current.children)
 
     def construct(self, kind: str, node: Node) -> None:
         self.constructs.append(Construct(kind, _short(self.src.of(node))))
@@ -238,6 +253,8 @@ class _Builder:
             if child.is_named:
                 if child.type in _STATEMENTS or node.type != "case_item":
                     self.statement(child)
+                else:
+                    self.substitutions_in(child)  # a case pattern
             elif child.type == "&":
                 self.constructs.append(Construct("background", "&"))
             elif child.type == ";;" and node.type != "case_item":
@@ -252,6 +269,7 @@ class _Builder:
         first = node.children[0].type if node.child_count else ""
         if first == "((":
             self.construct("arithmetic", node)
+            self.substitutions_in(node)
             return
         kind = {"subshell": "subshell", "negated_command": "negation"}.get(node.type, "group")
         self.constructs.append(Construct(kind, _short(self.src.of(node))))
@@ -268,6 +286,9 @@ class _Builder:
             kind = node.children[0].type
         self.construct(kind, node)
         self.nested_statements(node)
+        for child in node.children:  # a for loop's words, a case's subject...
+            if child.type not in _STATEMENTS:
+                self.substitutions_in(child)
 
     # ---- simple commands
     def command(self, node: Node) -> None:
@@ -519,9 +540,29 @@ class _Builder:
         text = self.src.of(node)
         _quoted(text, parts, marks)
         issues.append(_dynamic_reason(kind, text))
-        return kind in ("command_substitution", "process_substitution") or (
-            kind in ("expansion", "arithmetic_expansion") and _has_substitution(node)
-        )
+        return self.runs_code(node)
+
+    def runs_code(self, node: Node) -> bool:
+        """Does this expansion run code? Commands inside substitutions become commands too.
+
+        True for command and process substitutions anywhere inside, and for expansions
+        bash evaluates as code (evaluation.py: ``$((x))``, ``${a[x]}``, ``${!x}``, ``${x@P}``...).
+        """
+        runs = False
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            kind = current.type
+            if kind in _SUBSTITUTIONS:
+                runs = True
+                self.nested_statements(current)  # their own words run the same checks
+                continue
+            if kind == "arithmetic_expansion":
+                runs = runs or arithmetic_evaluates(self.src.of(current))
+            elif kind == "expansion":
+                runs = runs or expansion_evaluates(self.src.of(current))
+            stack.extend(current.children)
+        return runs
 
     def collect_parts(
         self, node: Node, parts: list[str], marks: list[str], issues: list[str],
@@ -566,16 +607,6 @@ def _ansi_c_end(text: str) -> int:
         else:
             i += 1
     return -1
-
-
-def _has_substitution(node: Node) -> bool:
-    stack = list(node.children)
-    while stack:
-        child = stack.pop()
-        if child.type in ("command_substitution", "process_substitution"):
-            return True
-        stack.extend(child.children)
-    return False
 
 
 def _dynamic_reason(kind: str, text: str) -> str:
@@ -947,17 +978,26 @@ def subcommand_strings(command: str) -> list[str] | None:
     """Each simple command as text, for permission-rule matching.
 
     None when splitting would hide something: a parse error, control flow or a function
-    (which commands run depends on more than the text), or a command substitution (its
-    code would hide inside a word of an otherwise matching command).
+    (which commands run depends on more than the text), a command substitution or an
+    expansion bash evaluates as code (its code would hide inside a word of an otherwise
+    matching command), or a builtin that evaluates an argument as code (evaluation.py).
     """
     parsed = parse_command(command)
     if parsed.errors:
         return None
     if any(c.kind not in _SPLITTABLE for c in parsed.constructs):
         return None
-    if any(cmd.runs_code for cmd in parsed.commands):
+    if any(cmd.runs_code or _evaluates_arguments(cmd) for cmd in parsed.commands):
         return None
     return [cmd.display for cmd in parsed.commands]
+
+
+def _evaluates_arguments(cmd: SimpleCommand) -> bool:
+    """A builtin that evaluates an argument as code (``printf -v 'a[$(x)]'``, ``let``...),
+    also behind the wrappers allow rules look through."""
+    words = tuple(word.value if word.is_static else None for word in cmd.words)
+    skip = wrapper_prefix_len([w or "" for w in words]) or 0
+    return bool(command_evaluates(words) or command_evaluates(words[skip:]))
 
 
 def _single(command: str) -> SimpleCommand | None:

@@ -29,6 +29,7 @@ from ._allowlists import (
     SAFE_SINKS, SIMPLE_READONLY, SIMPLE_READONLY_PAIRS, SYSTEM_BIN_DIRS, TPUT_DANGEROUS,
     WRITE_FLAGS, XARGS_TARGETS,
 )
+from ._evaluation import command_evaluates
 from ._flags import FlagError, ParsedArgs, parse_flags
 from ._gitrepo import repository_problem
 from ._parse import ParsedCommand, Redirect, SimpleCommand, parse_command, wrapper_prefix_len
@@ -158,7 +159,7 @@ def _command_problem(cmd: SimpleCommand) -> tuple[str | None, str]:
     if skip >= len(words):
         return f"{words[0]} without a command", ""
     argv = _normalise_name(words[skip:])
-    return _argv_problem(argv), argv[0]
+    return command_evaluates(argv) or _argv_problem(argv), argv[0]
 
 
 def _normalise_name(argv: Sequence[str]) -> Sequence[str]:

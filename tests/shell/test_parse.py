@@ -66,9 +66,10 @@ def test_redirections_are_reported() -> None:
 def test_heredoc_body_and_quoting() -> None:
     (quoted,) = split_command("cat <<'EOF'\n$(x) $y\nEOF")
     assert quoted.redirects[0].is_heredoc and quoted.redirects[0].target.is_static
-    (open_,) = split_command("cat <<EOF\n$(x) $y\nEOF")
+    open_, inner = split_command("cat <<EOF\n$(x) $y\nEOF")
     assert open_.redirects[0].target.runs_code
     assert open_.is_dynamic
+    assert inner.argv == ("x",)  # what the substitution runs is a command of its own
 
 
 @pytest.mark.parametrize(("word", "issue"), [
@@ -88,7 +89,7 @@ def test_heredoc_body_and_quoting() -> None:
     ("\"$x\"", "parameter expansion $x"),
 ])
 def test_dynamic_words(word: str, issue: str) -> None:
-    (cmd,) = split_command(f"echo {word}")
+    cmd = split_command(f"echo {word}")[0]  # a substitution's own command follows
     assert cmd.is_dynamic
     assert issue in cmd.issues
 
