@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..shell._flags import long_option_matches
 from ..shell._invocations import command_line
 from ..shell._parse import parse_command
 from ..tool._decision import Decision, DecisionReason
@@ -27,7 +28,7 @@ from ._matching import (
     shell_rule_matches,
 )
 from ._modes import ACCEPT_EDITS_COMMANDS
-from ._paths import inside_working_dirs, paths_for_check, safety_concern
+from ._paths import inside_working_dirs, paths_for_check, safety_concern, shell_paths_for_check
 from ._rules import Behavior, PermissionRule, RuleSet
 from ._shell_reads import read_targets
 from ._shell_rules import allow_candidates, deny_candidates, first_word, shell_words, suggest_shell_rule
@@ -419,7 +420,10 @@ def _redirect_verdict(facts: CallFacts, target: str, output: bool, bases: list[s
     """The first verdict short of allow for the target seen from any base (None: allowed)."""
     paths: list[str] = []
     for base in bases:
-        paths = paths_for_check(target, base)
+        found = shell_paths_for_check(target, base)
+        if found is None:
+            return _process_path_ask(target), [target]
+        paths = found
         verdict = _edit_check(facts, paths) if output else _read_check(facts, paths)
         if verdict.behavior != "allow":
             return verdict, paths
@@ -437,8 +441,19 @@ def _relative_bases(facts: CallFacts, subs: list[str]) -> list[str] | None:
         target = next((w for w in words[1:] if w != "--"), "~")
         if target == "-" or any(ch in target for ch in "$`*?[{"):
             return None
-        bases.append(paths_for_check(target, facts.cwd)[0])
+        found = shell_paths_for_check(target, facts.cwd)
+        if found is None:
+            return None
+        bases.append(found[0])
     return bases
+
+
+def _process_path_ask(raw: str) -> Decision:
+    return Decision.ask(
+        f"{raw} goes through /proc/self, /proc/thread-self or /dev/fd, which the command resolves in its own "
+        "process, so the file it opens cannot be told.",
+        DecisionReason("tool", "a path the command resolves in its own process"),
+    )
 
 
 def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decision | None:
@@ -463,7 +478,10 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
         *((raw, path_rule_may_match_within, "may read files under") for raw in targets.trees),
     ):
         for base in bases:
-            paths = paths_for_check(raw, base)
+            found = shell_paths_for_check(raw, base)
+            if found is None:
+                return _process_path_ask(raw)
+            paths = found
             rule = next((r for r in protected if test(r, paths, facts.cwd, facts.home)), None)
             if rule is not None:
                 whose = "which" if test is path_rule_matches else "where"
@@ -488,6 +506,14 @@ def _read_only(facts: CallFacts, sub: str, field_name: str) -> bool:
         return False  # a check that cannot say fails closed
 
 
+def _names_pattern(arg: str) -> bool:
+    """-e/-f (alone, bundled or with the value attached) or --regexp/--expression/--file,
+    abbreviated too: the pattern or script is then not the first operand."""
+    if arg.startswith("--"):
+        return long_option_matches(arg, "--regexp", "--expression", "--file")
+    return arg.startswith("-") and bool({"e", "f"} & set(arg[1:]))
+
+
 def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
     """File arguments of well-known commands must stay inside the working dirs (or be allowed)."""
     try:
@@ -506,7 +532,7 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
     if head in ("mv", "cp") and any(a.startswith("-") for a in args):
         return Decision.ask(f"`{head}` with flags needs approval so its paths can be checked.", DecisionReason("other", f"{head} with flags"))
     operands = [a for a in args if not a.startswith("-")]
-    if head in _PATTERN_FIRST and operands and not any(a in ("-e", "-f") or a.startswith("--regexp") for a in args):
+    if head in _PATTERN_FIRST and operands and not any(_names_pattern(a) for a in args):
         operands = operands[1:]
     if head == "find":
         operands = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))]]
@@ -516,7 +542,10 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
         if any(ch in operand for ch in "$`"):
             return Decision.ask(f"`{sub}` uses a path that depends on the shell's expansion.", DecisionReason("other", "unverifiable path"))
         base = operand.split("*")[0].split("?")[0].split("[")[0] or "."
-        paths = paths_for_check(base, facts.cwd)
+        found = shell_paths_for_check(base, facts.cwd)
+        if found is None:
+            return _process_path_ask(operand)
+        paths = found
         rule = _first_path_rule(facts, "deny", family, paths)
         if rule is not None:
             return _decide(rule, f"`{sub}` touching {paths[0]}")

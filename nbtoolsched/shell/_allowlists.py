@@ -492,12 +492,15 @@ XARGS_TARGETS = frozenset({
     "stat", "basename", "dirname", "du",
 })
 
-# jq options that load code or data from files, and filter words that leak the env.
-JQ_BLOCKED_FLAGS = frozenset({
-    "-f", "--from-file", "--rawfile", "--slurpfile", "--run-tests", "-L",
-    "--library-path",
+# jq options that load code or data from files (short ones also inside a bundle: -nf).
+JQ_FILE_OPTIONS = frozenset({
+    "-f", "--from-file", "--rawfile", "--slurpfile", "--run-tests", "-L", "--library-path",
 })
-JQ_BLOCKED_WORDS = ("env", "$ENV", "input_filename", "$__prog_args")
+# jq filter words that load files (modules: import "x" reads x.jq or x.json) or expose
+# the environment and the file system's layout.
+JQ_FILE_WORDS = frozenset({"import", "include", "modulemeta", "get_search_list"})
+JQ_ENV_WORDS = ("env", "$ENV", "input_filename", "$__prog_args", "$__loc__", "get_prog_origin",
+                "get_jq_origin")
 
 # tput capabilities that reset or take over the terminal.
 TPUT_DANGEROUS = frozenset({
