@@ -463,14 +463,19 @@ SIMPLE_READONLY = frozenset({
 SIMPLE_READONLY_PAIRS = frozenset({("docker", "ps"), ("docker", "images")})
 
 # Exact command lines that only print a version or help.
+#
+# Unlike Claude Code, no toolchain's version command is here (node -v, npm -v, python3
+# --version, pip --version, cargo --version, rustc --version, go version, claude -h): the
+# program that answers is often a version manager's shim, which picks the program to run
+# from a file in the repository (rustup's rust-toolchain.toml can name any folder as a
+# "path" toolchain, pyenv's .python-version, asdf's .tool-versions "path:", mise, volta's
+# package.json key, corepack's packageManager), and go switches to the toolchain go.mod
+# names (downloading it). So `cargo --version` could run a program the repository ships;
+# claude is a node script, so it goes through node's shim too. They ask instead.
 EXACT_READONLY = frozenset({
     ("pwd",), ("pwd", "-L"), ("pwd", "-P"), ("whoami",), ("alias",), ("history",),
     ("arch",), ("arch", "-h"), ("arch", "--help"), ("ip", "addr"), ("ip", "addr", "show"),
-    ("ip", "a"), ("ifconfig",), ("claude", "-h"), ("claude", "--help"),
-    ("node", "-v"), ("node", "--version"), ("npm", "-v"), ("npm", "--version"),
-    ("python", "--version"), ("python", "-V"), ("python3", "--version"),
-    ("python3", "-V"), ("pip", "--version"), ("pip3", "--version"),
-    ("cargo", "--version"), ("rustc", "--version"), ("go", "version"),
+    ("ip", "a"), ("ifconfig",),
 })
 
 # find actions that write, delete or run commands.

@@ -342,6 +342,23 @@ CORPUS: list[Case] = [
         "tee out.txt",
         "sed $'\\x2d'i 's/a/b/' f",
     ),
+    # ------------------------------- toolchain versions through shims: no
+    # rustup, pyenv, asdf, mise, volta and corepack pick the program from a repository
+    # file (rust-toolchain.toml, .python-version, .tool-versions...); go follows go.mod.
+    *_cases(
+        "shim", False,
+        "node --version",
+        "node -v",
+        "npm --version",
+        "python3 --version",
+        "python -V",
+        "pip --version",
+        "cargo --version",
+        "rustc --version",
+        "go version",
+        "claude --help",
+        "which python3 && python3 --version",
+    ),
     # ---------------------------------------------------------- pipelines: yes
     *_cases(
         "pipeline", True,
@@ -361,7 +378,7 @@ CORPUS: list[Case] = [
         "cat a.txt; cat b.txt",
         "cat f |& grep err",
         "git branch -a | grep -v remotes | sed 's/^..//'",
-        "which python3 && python3 --version",
+        "which python3 && ls",
         "ls -la\ngit status",
         "head -5 a.txt && tail -5 a.txt",
         "grep -c foo f || true",
@@ -792,9 +809,6 @@ CORPUS: list[Case] = [
         "lsof -i :8080",
         "netstat -an",
         "ss -tlnp",
-        "node --version",
-        "python3 --version",
-        "go version",
         "docker ps",
         "docker ps -a --format '{{.Names}}'",
         "docker images",

@@ -116,7 +116,7 @@ def test_read_only_reason_lists_the_commands() -> None:
     ("cat < /dev/udp/1.2.3.4/53", False),
     ("docker inspect x", True),
     ("docker exec x ls", False),
-    ("node -v", True),
+    ("node -v", False),  # node may be a version manager's shim (see EXACT_READONLY)
     ("node -v --run x", False),
     ("pwd -P", True),
     ("pwd x", False),
