@@ -351,11 +351,8 @@ OTHER_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
     ),
     ("fd",): _FD,
     ("fdfind",): _FD,
-    ("pyright",): (
-        "--outputjson --project=string -p=string --pythonversion=string"
-        " --pythonplatform=string --typeshedpath=string --venvpath=string --level=string"
-        " --stats --verbose --version --dependencies --warnings"
-    ),
+    # No pyright (unlike Claude Code): it is a node script, so node's shim picks the
+    # interpreter (see EXACT_READONLY), and its pip wrapper downloads pyright when first run.
     ("sed",): (
         "-n --quiet --silent -E -r --regexp-extended -z --zero-terminated --posix -s"
         " --separate -u --unbuffered --debug --sandbox -e=string --expression=string"
@@ -374,8 +371,8 @@ OTHER_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
 })
 
 # Commands whose own option parsers are not getopt-like: no attached values.
-_NO_ATTACHED = frozenset({("ps",), ("lsof",), ("tree",), ("pyright",)})
-_NO_DOUBLE_DASH = frozenset({("base64",), ("pyright",)})
+_NO_ATTACHED = frozenset({("ps",), ("lsof",), ("tree",)})
+_NO_DOUBLE_DASH = frozenset({("base64",)})
 
 
 # Flags whose value may start with "-": sort keys (--sort=-date), search patterns.
@@ -434,8 +431,6 @@ WRITE_FLAGS: Mapping[tuple[str, str], str] = MappingProxyType({
     ("man", "--pager"): "man --pager runs a chosen pager",
     ("man", "-H"): "man -H runs a browser",
     ("man", "--html"): "man --html runs a browser",
-    ("pyright", "--watch"): "pyright --watch keeps running",
-    ("pyright", "-w"): "pyright -w keeps running",
     ("sed", "-i"): "sed -i edits files in place",
     ("sed", "--in-place"): "sed --in-place edits files in place",
     ("sed", "-f"): "sed -f reads its script from a file (cannot be checked)",

@@ -357,6 +357,7 @@ CORPUS: list[Case] = [
         "rustc --version",
         "go version",
         "claude --help",
+        "pyright --outputjson src/",
         "which python3 && python3 --version",
     ),
     # ---------------------------------------------------------- pipelines: yes
@@ -814,7 +815,6 @@ CORPUS: list[Case] = [
         "docker images",
         "docker logs --tail 100 web",
         "docker inspect --format '{{.State.Status}}' web",
-        "pyright --outputjson src/",
         "man ls",
         "getconf PAGE_SIZE",
         "locale",
