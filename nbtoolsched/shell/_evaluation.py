@@ -79,6 +79,8 @@ def command_evaluates(argv: Sequence[str | None]) -> str | None:
     name, args = argv[0], argv[1:]
     if name == "let":
         return "let evaluates its arguments as arithmetic"
+    if name == "compgen":
+        return "compgen expands its word list (-W) and runs commands (-C, -F)"
     if name in ("mapfile", "readarray") and any(a is None or a.startswith("-C") for a in args):
         return f"{name} -C runs a callback"
     if name in _NAME_TAKERS and any(_may_be_subscripted(a) for a in args):

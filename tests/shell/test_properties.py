@@ -236,3 +236,21 @@ def test_every_program_bash_runs_is_an_invocation(command: str) -> None:
     for argv in _bash_runs(command):  # None (a computed word) stands for any word
         assert any(len(words) == len(argv) and all(w in (None, a) for w, a in zip(words, argv))
                    for words in found), (command, argv, found)
+
+
+# Builtins that evaluate an argument as code: with the payload in a static word or in $P.
+_CODE_COMMANDS = [
+    "printf -v 'a[$(mark)]' x", "printf -v \"$P\" x", "printf -v\"$P\" x", "read \"$P\" <<< x",
+    "test -v \"$P\"", "[ -v \"$P\" ]", "[[ -v $P ]]", "[[ $P -eq 1 ]]", "[[ 1 -lt P ]]", "let \"$P\"",
+    "let P", "sleep 0 & wait -n -p \"$P\"", "a=(); unset \"$P\"", "compgen -W '$(mark)' x",
+    "printf -v x '%s' \"$P\"", "read x <<< \"$P\"", "test -n \"$P\"", "[[ -n $P ]]", "[[ 1 -eq 1 ]]",
+]
+
+
+@needs_bash
+@pytest.mark.parametrize("command", _CODE_COMMANDS)
+def test_builtins_that_evaluate_an_argument_count_as_running_code(command: str) -> None:
+    from nbtoolsched.shell._parse import subcommand_strings
+
+    if ("mark",) in _bash_runs(f"{_SETUP}{command}"):
+        assert subcommand_strings(command) is None, command
