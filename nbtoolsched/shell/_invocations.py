@@ -3,7 +3,7 @@
 A deny rule such as ``Bash(rm:*)`` must hold however rm is spelled: quoted (``"rm"``,
 ``r''m``, ``\\rm``), by path (``/bin/rm``), behind a runner (``command``, ``exec``,
 ``env -i X=1``, ``builtin``, ``nice``, ``timeout``, ``nohup``, ``time``, ``stdbuf``,
-``setsid``, ``sudo``, ``doas``, ``xargs -n1``, ``find -exec``), inside ``sh -c '...'``,
+``setsid``, ``sudo``, ``doas``, ``busybox``, ``xargs -n1``, ``find -exec``), inside ``sh -c '...'``,
 ``eval`` or ``trap`` with a fixed string, or in a command substitution. Every simple
 command of the parse is peeled runner by runner, and each stage is an invocation the
 rules are tried on (the words with quotes removed, and the name as a path's last part).
@@ -31,6 +31,7 @@ __all__ = ["CommandLine", "Invocation", "Words", "command_line"]
 
 Words = tuple["str | None", ...]  # None: a word the shell computes
 _MAX_DEPTH = 4  # sh -c 'eval "..."' and the like, nested
+_MAX_RUNNERS = 32  # command command ... rm
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +84,12 @@ class _Peeler:
         self.problems = problems
 
     def run(self, words: Words) -> None:
-        seen = 0
-        while words and seen < 32:
-            seen += 1
+        for _ in range(_MAX_RUNNERS):
+            if not words:
+                return
             name = words[0]
             if name is None:
-                self.problems.append(f"the shell computes the name of the command in `{_short(self.text)}`")
+                self.problems.append(f"the name of the command in `{_short(self.text)}` is computed (by the shell, or from input)")
                 return
             self.add(words)
             if "/" in name:
@@ -104,6 +105,7 @@ class _Peeler:
             if rest is None:
                 return
             words = rest
+        self.fail(f"more than {_MAX_RUNNERS} runners in a row")
 
     def add(self, words: Words) -> None:
         self.found.append(Invocation(words, self.text))
@@ -306,7 +308,7 @@ def _xargs(peeler: _Peeler, words: Words) -> Words | None:
     rest = words[found.next:] or ("echo",)
     replace = next((found.seen[k] or "{}" for k in ("-I", "-i", "--replace") if k in found.seen), None)
     if replace is not None:  # words holding the replace string get the input lines
-        return tuple(None if w is not None and i and replace in w else w for i, w in enumerate(rest))
+        return tuple(None if w is not None and replace in w else w for w in rest)
     return (*rest, None)  # the input's words are appended
 
 
@@ -382,6 +384,7 @@ def _trap(peeler: _Peeler, words: Words) -> Words | None:
 
 
 def _builtin(peeler: _Peeler, words: Words) -> Words | None:
+    """builtin NAME, busybox NAME: the next word is what runs."""
     return words[1:]
 
 
@@ -400,7 +403,8 @@ def _hash(peeler: _Peeler, words: Words) -> Words | None:
 
 
 _HANDLERS: dict[str, Handler] = {
-    "command": _simple(_COMMAND), "exec": _simple(_EXEC), "builtin": _builtin, "nice": _simple(_NICE),
+    "command": _simple(_COMMAND), "exec": _simple(_EXEC), "builtin": _builtin, "busybox": _builtin,
+    "toybox": _builtin, "nice": _simple(_NICE),
     "nohup": _simple(_NOHUP), "time": _simple(_TIME), "stdbuf": _simple(_STDBUF), "setsid": _simple(_SETSID),
     "sudo": _simple(_SUDO, assignments=True), "doas": _simple(_DOAS), "ionice": _simple(_IONICE),
     "env": _simple(_ENV, assignments=True),

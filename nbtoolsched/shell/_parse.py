@@ -92,12 +92,14 @@ _MAX_ERRORS = 3
 # Longer commands are not analysed (an error, so: not read-only, not split for rules):
 # the analysis runs on the event loop, and must stay well under a second.
 MAX_COMMAND_CHARS = 65_536
-MAX_SIMPLE_COMMANDS = 1_000  # and at most this many simple commands (or heredocs)
+MAX_SIMPLE_COMMANDS = 1_000  # and at most this many simple commands (or heredocs),
+MAX_REDIRECTS = 1_000  # redirections,
+MAX_WORDS = 10_000  # and words
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 class _TooLarge(Exception):
     """The command holds more than the analysis takes on; the message says what."""
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def _short(text: str, limit: int = 48) -> str:
@@ -164,6 +166,7 @@ class _Builder:
         self.drafts: list[_Draft] = []
         self.constructs: list[Construct] = []
         self.errors: list[str] = []
+        self.counts = {"words": 0, "redirections": 0}
 
     def new_draft(self, start: int, end: int) -> _Draft:
         if len(self.drafts) >= MAX_SIMPLE_COMMANDS:
@@ -171,6 +174,11 @@ class _Builder:
         draft = _Draft(start, end)
         self.drafts.append(draft)
         return draft
+
+    def count(self, what: str, limit: int) -> None:
+        self.counts[what] += 1
+        if self.counts[what] > limit:
+            raise _TooLarge(f"more than {limit} {what}: not analysed")
 
     # ---- coverage
     def children(self, node: Node, *, newlines: bool = False) -> list[Node]:
@@ -407,6 +415,7 @@ class _Builder:
 
         A heredoc node can hold further redirections and the rest of its pipeline.
         """
+        self.count("redirections", MAX_REDIRECTS)
         fd: int | None = None
         op = ""
         target: Word | None = None
@@ -472,6 +481,7 @@ class _Builder:
         return Assignment(name, value, self.src.of(node), *self.chars(node))
 
     def word(self, node: Node, *, pattern: bool = False) -> Word:
+        self.count("words", MAX_WORDS)
         text = self.src.of(node)
         kind = node.type
         if (kind == "word" or kind == "number") and _PLAIN_WORD.fullmatch(text):

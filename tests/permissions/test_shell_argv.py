@@ -35,6 +35,7 @@ DENY_RM = ("Bash(rm:*)",)
     "f() { rm -rf victim; }; f",
     "time -p rm victim",
     "xargs -0 -I{} rm {} < list",
+    "busybox rm -rf victim",
 ])
 @pytest.mark.parametrize("setup", [{"mode": "bypassPermissions"}, {"allow": ("Bash",)}], ids=["bypass", "allow-all"])
 async def test_a_deny_rule_holds_through_runners_strings_and_substitutions(project, command, setup):
@@ -56,6 +57,8 @@ async def test_a_deny_rule_holds_through_runners_strings_and_substitutions(proje
     ("git push $FLAGS origin", "Bash(git push --force:*)"),  # $FLAGS may be --force
     ("git $SUB --force", "Bash(git push --force:*)"),
     ("find . $ACTION", "Bash(rm:*)"),  # $ACTION may be "-exec rm {} ;"
+    ("xargs -I{} {} victim < list", "Bash(rm:*)"),  # the input names the program
+    ("command " * 40 + "rm -rf victim", "Bash(rm:*)"),
 ])
 async def test_a_command_that_may_run_what_a_deny_rule_names_asks_even_in_bypass_mode(project, command, deny):
     proj, _ = project

@@ -280,6 +280,8 @@ def test_a_command_longer_than_the_bound_is_not_analysed() -> None:
 @pytest.mark.parametrize("command", [
     "true;" * 1001,
     "".join(f"cat <<E{i}\nx\nE{i}\n" for i in range(1001)),
+    "cat" + " < a" * 1001,
+    "echo" + " a" * 10_001,
 ])
 def test_more_simple_commands_or_heredocs_than_the_bound_are_not_analysed(command: str) -> None:
     errors = parse_command(command).errors
