@@ -13,6 +13,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..shell._flags import long_option_matches
+from ..shell._invocations import command_line
 from ..shell._parse import parse_command
 from ..tool._decision import Decision, DecisionReason
 from ..tool._base import Tool
@@ -26,7 +28,7 @@ from ._matching import (
     shell_rule_matches,
 )
 from ._modes import ACCEPT_EDITS_COMMANDS
-from ._paths import inside_working_dirs, paths_for_check, safety_concern
+from ._paths import inside_working_dirs, paths_for_check, safety_concern, shell_paths_for_check
 from ._rules import Behavior, PermissionRule, RuleSet
 from ._shell_reads import read_targets
 from ._shell_rules import allow_candidates, deny_candidates, first_word, shell_words, suggest_shell_rule
@@ -241,6 +243,9 @@ def _shell_check(facts: CallFacts) -> Decision:
         for rule in rules[behavior]:
             if shell_pattern(rule.value.content).kind == "exact" and shell_rule_matches(rule, whole_deny):
                 return _decide(rule, f"running `{command}`")
+    denied, held = _invocation_check(rules, command)
+    if denied is not None:
+        return denied
     exact_allow = next(
         (r for r in rules["allow"] if shell_pattern(r.value.content).kind == "exact" and shell_rule_matches(r, allow_candidates(command))), None
     )
@@ -250,6 +255,8 @@ def _shell_check(facts: CallFacts) -> Decision:
             found = next((r for r in rules[behavior] if shell_rule_matches(r, whole_deny)), None)
             if found is not None:
                 return _decide(found, f"running `{command}`")
+        if held is not None:
+            return held
         if exact_allow is not None:
             return _decide(exact_allow, command)
         return Decision.ask(
@@ -266,7 +273,7 @@ def _shell_check(facts: CallFacts) -> Decision:
     denied = next((r for r in results if r.behavior == "deny"), None)
     if denied is not None:
         return denied
-    immune = next((r for r in results if is_immune_ask(r)), None)
+    immune = next((r for r in results if is_immune_ask(r)), held)
     if immune is not None:
         return immune
     if structural is not None:
@@ -286,6 +293,44 @@ def _shell_check(facts: CallFacts) -> Decision:
     suggestions = tuple(dict.fromkeys(s for s in (suggest_shell_rule(sub, facts.tool.name) for sub, _ in pending) if s))[:5]
     parts = ", ".join(f"`{sub}`" for sub, _ in pending)
     return Decision("passthrough", message=f"No rule allows {parts}.", suggestions=suggestions)
+
+
+def _invocation_check(rules: dict[str, list[PermissionRule]], command: str) -> tuple[Decision | None, Decision | None]:
+    """Deny and ask rules on what the command runs (argv), however it is spelled.
+
+    ``"rm"``, ``/bin/rm``, ``command rm``, ``env rm``, ``xargs -n1 rm``, ``sh -c 'rm'`` and
+    ``$(rm)`` all run rm (invocations.py). Returns (a deny, an ask that even bypass mode
+    keeps): a rule that matches asks or denies; a rule that may match once the shell
+    has computed some words, or a command whose program cannot be told, asks. Stricter
+    than Claude Code, which matches deny rules on the text as written.
+    """
+    if not rules["deny"] and not rules["ask"]:
+        return None, None
+    line = command_line(command)
+    held: Decision | None = None
+    for behavior in ("deny", "ask"):
+        for rule in rules[behavior]:
+            pattern = shell_pattern(rule.value.content)
+            for invocation in line.invocations:
+                verdict = pattern.verdict(invocation.words)
+                if verdict == "match" and behavior == "deny":
+                    return _decide(rule, f"running `{invocation.text}`"), None
+                if verdict == "match" and (held is None or held.reason is None or held.reason.kind != "rule"):
+                    held = _decide(rule, f"running `{invocation.text}`")
+                elif verdict == "maybe" and held is None:
+                    shown = " ".join("<computed>" if w is None else w for w in invocation.words)
+                    held = Decision.ask(
+                        f"`{invocation.text}` may run what the rule {rule.text} ({rule.origin or rule.source}) covers "
+                        f"({shown}: the shell computes some words).",
+                        DecisionReason("safety_check", "a rule may match what the shell computes"),
+                    )
+    if held is None and line.problems:
+        named = ", ".join(r.text for r in (rules["deny"] + rules["ask"])[:3])
+        held = Decision.ask(
+            f"What the command runs cannot be told, so the rules {named} cannot be checked: {line.problems[0]}.",
+            DecisionReason("safety_check", "the program a command runs cannot be told"),
+        )
+    return None, held
 
 
 def _structure_check(subs: list[str]) -> Decision | None:
@@ -342,8 +387,8 @@ def _redirect_check(facts: CallFacts, command: str, bases: list[str] | None) -> 
             if redirect.is_heredoc or redirect.op in ("<<<",) or redirect.target is None:
                 continue
             target = redirect.target
-            if redirect.op in (">&", "<&") and target.value.isdigit() or target.value == "-":
-                continue  # a file-descriptor copy such as 2>&1
+            if redirect.op in (">&", "<&") and (target.value.isdigit() or target.value == "-"):
+                continue  # a file-descriptor copy such as 2>&1, or a close (>& -); "> -" is a file
             output = redirect.op in _OUTPUT_OPS
             if output and target.value in _SAFE_TARGETS:
                 continue
@@ -375,7 +420,10 @@ def _redirect_verdict(facts: CallFacts, target: str, output: bool, bases: list[s
     """The first verdict short of allow for the target seen from any base (None: allowed)."""
     paths: list[str] = []
     for base in bases:
-        paths = paths_for_check(target, base)
+        found = shell_paths_for_check(target, base)
+        if found is None:
+            return _process_path_ask(target), [target]
+        paths = found
         verdict = _edit_check(facts, paths) if output else _read_check(facts, paths)
         if verdict.behavior != "allow":
             return verdict, paths
@@ -393,8 +441,19 @@ def _relative_bases(facts: CallFacts, subs: list[str]) -> list[str] | None:
         target = next((w for w in words[1:] if w != "--"), "~")
         if target == "-" or any(ch in target for ch in "$`*?[{"):
             return None
-        bases.append(paths_for_check(target, facts.cwd)[0])
+        found = shell_paths_for_check(target, facts.cwd)
+        if found is None:
+            return None
+        bases.append(found[0])
     return bases
+
+
+def _process_path_ask(raw: str) -> Decision:
+    return Decision.ask(
+        f"{raw} goes through /proc/self, /proc/thread-self or /dev/fd, which the command resolves in its own "
+        "process, so the file it opens cannot be told.",
+        DecisionReason("tool", "a path the command resolves in its own process"),
+    )
 
 
 def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decision | None:
@@ -419,7 +478,10 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
         *((raw, path_rule_may_match_within, "may read files under") for raw in targets.trees),
     ):
         for base in bases:
-            paths = paths_for_check(raw, base)
+            found = shell_paths_for_check(raw, base)
+            if found is None:
+                return _process_path_ask(raw)
+            paths = found
             rule = next((r for r in protected if test(r, paths, facts.cwd, facts.home)), None)
             if rule is not None:
                 whose = "which" if test is path_rule_matches else "where"
@@ -444,6 +506,14 @@ def _read_only(facts: CallFacts, sub: str, field_name: str) -> bool:
         return False  # a check that cannot say fails closed
 
 
+def _names_pattern(arg: str) -> bool:
+    """-e/-f (alone, bundled or with the value attached) or --regexp/--expression/--file,
+    abbreviated too: the pattern or script is then not the first operand."""
+    if arg.startswith("--"):
+        return long_option_matches(arg, "--regexp", "--expression", "--file")
+    return arg.startswith("-") and bool({"e", "f"} & set(arg[1:]))
+
+
 def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
     """File arguments of well-known commands must stay inside the working dirs (or be allowed)."""
     try:
@@ -462,7 +532,7 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
     if head in ("mv", "cp") and any(a.startswith("-") for a in args):
         return Decision.ask(f"`{head}` with flags needs approval so its paths can be checked.", DecisionReason("other", f"{head} with flags"))
     operands = [a for a in args if not a.startswith("-")]
-    if head in _PATTERN_FIRST and operands and not any(a in ("-e", "-f") or a.startswith("--regexp") for a in args):
+    if head in _PATTERN_FIRST and operands and not any(_names_pattern(a) for a in args):
         operands = operands[1:]
     if head == "find":
         operands = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))]]
@@ -472,7 +542,10 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
         if any(ch in operand for ch in "$`"):
             return Decision.ask(f"`{sub}` uses a path that depends on the shell's expansion.", DecisionReason("other", "unverifiable path"))
         base = operand.split("*")[0].split("?")[0].split("[")[0] or "."
-        paths = paths_for_check(base, facts.cwd)
+        found = shell_paths_for_check(base, facts.cwd)
+        if found is None:
+            return _process_path_ask(operand)
+        paths = found
         rule = _first_path_rule(facts, "deny", family, paths)
         if rule is not None:
             return _decide(rule, f"`{sub}` touching {paths[0]}")

@@ -12,6 +12,7 @@ import os
 from typing import Callable, Iterable
 from urllib.parse import urlparse
 
+from ..shell._invocations import command_line
 from ._paths import compile_path_pattern, paths_for_check, pattern_may_match_within
 from ._rules import EDIT_RULE_TOOLS, READ_RULE_TOOLS, SHELL_RULE_TOOLS, PermissionRule
 from ._shell_rules import ShellPattern, allow_candidates, compile_shell_pattern, deny_candidates
@@ -19,6 +20,7 @@ from ._shell_rules import ShellPattern, allow_candidates, compile_shell_pattern,
 __all__ = [
     "shell_pattern",
     "shell_rule_matches",
+    "shell_rule_may_run",
     "path_rule_matches",
     "path_rule_may_match_within",
     "host_of",
@@ -45,6 +47,15 @@ def shell_rule_matches(
         if pattern.matches(candidate):
             return True
     return False
+
+
+def shell_rule_may_run(rule: PermissionRule, command: str) -> bool:
+    """Could ``command`` run what the rule names, however it is spelled? (argv of every
+    program it runs, invocations.py; True when what it runs cannot be told)."""
+    assert rule.value.content is not None
+    line = command_line(command)
+    pattern = shell_pattern(rule.value.content)
+    return bool(line.problems) or any(pattern.verdict(inv.words) for inv in line.invocations)
 
 
 def path_rule_matches(rule: PermissionRule, paths: list[str], cwd: str, home: str) -> bool:

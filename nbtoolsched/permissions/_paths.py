@@ -1,9 +1,10 @@
 """Path rules for Read/Edit in gitignore style, working directories, and risky files.
 
-A path is checked twice: as given (normalised, so ``..`` is folded away) and with
-symlinks resolved. Deny and ask rules match when either form matches; allow rules and
-"inside the working directories" need every form to agree, so a symlink in the project
-pointing at ``/etc`` does not sneak out, and a symlink into a denied folder is caught.
+A path is checked as given (normalised, so ``..`` is folded away) and with symlinks
+resolved (as the kernel does: before ``..`` is folded). Deny and ask rules match when
+any form matches; allow rules and "inside the working directories" need every form to
+agree, so a symlink in the project pointing at ``/etc`` does not sneak out, and a
+symlink into a denied folder is caught.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = [
     "compile_path_pattern",
     "pattern_may_match_within",
     "paths_for_check",
+    "shell_paths_for_check",
     "is_inside",
     "inside_working_dirs",
     "safety_concern",
@@ -160,10 +162,59 @@ def _glob_to_regex(rel: str, anchored: bool) -> re.Pattern[str]:
 
 
 def paths_for_check(path: str, cwd: str) -> list[str]:
-    """The path made absolute and normalised, then the same with symlinks resolved."""
-    given = os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
-    resolved = os.path.realpath(given)
-    return [given] if resolved == given else [given, resolved]
+    """The path made absolute and normalised, then the same with symlinks resolved.
+
+    The resolved forms follow the kernel: a ``..`` after a symlink leaves the link's
+    target (``link/../x``), so it is resolved before any ``..`` is folded; the form
+    folded first (what ``cd`` does) is kept too.
+    """
+    joined = os.path.join(cwd, os.path.expanduser(path))
+    given = os.path.normpath(joined)
+    return list(dict.fromkeys((given, os.path.realpath(joined), os.path.realpath(given))))
+
+
+# Paths whose meaning depends on the process that opens them: this one resolves them
+# as itself, a shell command as itself (/proc/self/cwd is the command's folder).
+_PROCESS_PATHS = frozenset({
+    "/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr",
+})
+_MAX_LINKS = 40
+
+
+def shell_paths_for_check(path: str, cwd: str) -> list[str] | None:
+    """paths_for_check for a path a shell command opens; None when the path, or a link
+    on the way, goes through /proc/self, /proc/thread-self or /dev/fd, which the command
+    resolves in its own process (so what it opens cannot be told from here)."""
+    joined = os.path.join(cwd, os.path.expanduser(path))
+    return None if _through_process_paths(joined) else paths_for_check(path, cwd)
+
+
+def _through_process_paths(path: str) -> bool:
+    pending = path.split("/")
+    resolved = "/"
+    links = 0
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = os.path.join(resolved, part)
+        if candidate in _PROCESS_PATHS:
+            return True
+        try:
+            target = os.readlink(candidate)
+        except OSError:
+            resolved = candidate  # not a link (or missing): nothing more to follow
+            continue
+        links += 1
+        if links > _MAX_LINKS:
+            return True  # a loop: the command fails, but do not pretend to know
+        if target.startswith("/"):
+            resolved = "/"
+        pending = target.split("/") + pending
+    return False
 
 
 def is_inside(path: str, folder: str) -> bool:

@@ -17,7 +17,8 @@ from typing import Sequence
 
 from ..shell._parse import Word, parse_command
 from ..shell._allowlists import FLAG_COMMANDS
-from ..shell._flags import parse_flags
+from ..shell._flags import long_option_matches, parse_flags
+from ..shell._jq import jq_loads_files
 
 __all__ = ["ReadTargets", "read_targets"]
 
@@ -39,10 +40,22 @@ _GIT_NAMES_ONLY = frozenset(
     "status branch describe for-each-ref ls-files ls-remote merge-base remote rev-list rev-parse shortlog tag "
     "version worktree config log reflog".split()
 )
-_GIT_CONTENT_FLAGS = (
-    "-p", "-u", "-U", "-c", "-m", "-S", "-G", "-L", "--patch", "--unified", "--cc", "--word-diff", "--color-words",
-    "--pickaxe", "--full-diff", "--ext-diff", "--textconv", "--binary", "--diff-merges", "--remerge-diff",
+# Options that make them show file content: short ones (also inside a bundle), long ones
+# (also with a suffix, --patch-with-stat, or abbreviated).
+_GIT_CONTENT_SHORT = frozenset("puUcmSGLW")
+_GIT_CONTENT_LONG = (
+    "--patch", "--unified", "--cc", "--dd", "--word-diff", "--color-words", "--pickaxe", "--full-diff",
+    "--ext-diff", "--textconv", "--binary", "--diff-merges", "--remerge-diff", "--function-context", "--check",
+    "--combined-all-paths",
 )
+# git status -v shows the staged diff, -vv the working tree's too.
+_GIT_STATUS_SHORT = frozenset("v")
+_GIT_STATUS_LONG = ("--verbose",)
+# Options that name a file holding the names of the files to read.
+_FILE_LISTS = ("--files-from", "--files0-from")
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+_AWK_FILE_OPTIONS = ("--file", "--include", "--load", "--exec")
+_AWK_FILE_WORDS = re.compile(r"getline|ARGV|ARGC|@include|@load|system|PROCINFO|ENVIRON|\|")
 _GLOB_CHARS = frozenset("*?[{")
 _PATHISH = re.compile(r"[\w./~-]+")
 _PATTERN_FLAGS = frozenset({"-e", "--regexp", "-f", "--file", "--files", "--type-list"})
@@ -71,9 +84,12 @@ def read_targets(command: str, bases: Sequence[str]) -> ReadTargets:
     head = os.path.basename(words[0].value)
     if head in _NO_READ:
         return ReadTargets()
-    if head == "xargs" or any("files-from" in w.value or "files0-from" in w.value for w in words):
-        return ReadTargets(unknown="reads the names of its files from its input")
     argv = [w.value for w in words[1:]]
+    if head == "xargs" or any("files-from" in a or "files0-from" in a or long_option_matches(a, *_FILE_LISTS) for a in argv):
+        return ReadTargets(unknown="reads the names of its files from its input")
+    computed = _computed_reads(head, [head, *argv])
+    if computed:
+        return ReadTargets(unknown=computed)
     descends = _descends(head, argv)
     files: list[str] = []
     trees: list[str] = []
@@ -90,6 +106,20 @@ def read_targets(command: str, bases: Sequence[str]) -> ReadTargets:
     if _reads_tree_unnamed(head, argv):
         trees.append(".")
     return ReadTargets(tuple(dict.fromkeys(files)), tuple(dict.fromkeys(trees)))
+
+
+def _computed_reads(head: str, argv: list[str]) -> str | None:
+    """Why a command whose own language opens files may read one its words do not name."""
+    if head == "jq":
+        return jq_loads_files(argv)
+    if head in _AWKS:
+        if any(long_option_matches(a, *_AWK_FILE_OPTIONS) or a in ("-f", "-i", "-l", "-E") for a in argv):
+            return f"{head} loads its program from a file"
+        if any(_AWK_FILE_WORDS.search(a) for a in argv):
+            return f"{head}'s program may open files whose names it computes"
+    if head == "yq" and any("load" in a for a in argv):
+        return "yq's load operators open files whose names it computes"
+    return None
 
 
 def _path_candidates(word: Word) -> list[str]:
@@ -120,21 +150,29 @@ def _is_folder(path: str, bases: Sequence[str]) -> bool:
 
 
 def _descends(head: str, argv: list[str]) -> bool:
-    """May the command read what is inside a folder it is given? Unknown commands may."""
+    """May the command read what is inside a folder it is given? Unknown commands may.
+
+    Long options count when abbreviated too (``--recur``), as GNU tools accept them."""
     if head in _GREPS:
         return _grep_recursive(argv)
     if head == "ls":
-        return any(a == "--recursive" or (a.startswith("-") and not a.startswith("--") and "R" in a) for a in argv)
+        return any(long_option_matches(a, "--recursive") or _short_flags(a) & {"R"} for a in argv)
     return head not in _FLAT
 
 
 def _grep_recursive(argv: list[str]) -> bool:
+    """-r, -R, or -d/--directories with any action (grep takes an abbreviation: rec)."""
     for arg in argv:
-        if arg in ("--recursive", "--dereference-recursive") or "recurse" in arg:
+        if "recurse" in arg or long_option_matches(arg, "--recursive", "--dereference-recursive", "--directories"):
             return True
-        if arg.startswith("-") and not arg.startswith("--") and ("r" in arg or "R" in arg):
+        if _short_flags(arg) & {"r", "R", "d"}:
             return True
     return False
+
+
+def _short_flags(arg: str) -> set[str]:
+    """The letters of a short option bundle (-rn), a value attached at its end included."""
+    return set(arg[1:]) if arg.startswith("-") and not arg.startswith("--") and len(arg) > 1 else set()
 
 
 def _reads_tree_unnamed(head: str, argv: list[str]) -> bool:
@@ -181,4 +219,14 @@ def _git_shows_content(argv: list[str]) -> bool:
         return not rest or rest[0] != "list"
     if sub not in _GIT_NAMES_ONLY:
         return True
-    return any(a.startswith(_GIT_CONTENT_FLAGS) for a in argv if a.startswith("-"))
+    # git status parses options with parse-options, which takes abbreviations (--verb);
+    # log and its kin use the revision parser, which does not (but --patch-with-stat...).
+    status = sub == "status"
+    short, long = (_GIT_STATUS_SHORT, _GIT_STATUS_LONG) if status else (_GIT_CONTENT_SHORT, _GIT_CONTENT_LONG)
+    for arg in argv:
+        if arg.startswith("--"):
+            if arg.partition("=")[0].startswith(long) or (status and long_option_matches(arg, *long)):
+                return True
+        elif _short_flags(arg) & short:
+            return True  # a bundle: -sp is -s then -p
+    return False

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Sequence
 
 from ..shell._parse import strip_env_prefix, strip_wrappers
 
@@ -30,11 +30,34 @@ __all__ = [
 Kind = Literal["prefix", "wildcard", "exact"]
 
 
+# A star pattern: literal characters, and None for "*" (any text).
+_Stars = tuple["str | None", ...]
+_HOLE = None  # in a command's tokens: a word the shell computes (any text, or none)
+_OPTIONAL_SPACE = ""  # in a command's tokens: a blank that an empty expansion removes
+_MAX_STATES = 200_000  # a larger comparison counts as a possible match (fails closed)
+
+
 @dataclass(frozen=True, slots=True)
 class ShellPattern:
     kind: Kind
     text: str  # the prefix, the exact command, or the wildcard source
     regex: re.Pattern[str] | None = None
+    stars: tuple[_Stars, ...] = ()  # the commands it matches, as star patterns
+
+    def verdict(self, words: Sequence[str | None]) -> Literal["match", "maybe"] | None:
+        """Does the rule match a command given as argv (None: a word the shell computes)?
+
+        "match" when it matches whatever the computed words hold, "maybe" when it does
+        for some values of them, None when it cannot.
+        """
+        if None not in words:
+            return "match" if self.matches(" ".join(str(w) for w in words)) else None
+        if self.kind == "prefix":
+            fixed = " ".join(str(w) for w in words[: words.index(None)])
+            if any(fixed == head or fixed.startswith(head + " ") for head in (self.text, "xargs " + self.text)):
+                return "match"  # what follows the prefix does not matter
+        tokens = _command_tokens(words)
+        return "maybe" if any(_may_meet(stars, tokens) for stars in self.stars) else None
 
     def matches(self, candidate: str) -> bool:
         command = candidate.strip()
@@ -59,11 +82,13 @@ def compile_shell_pattern(content: str) -> ShellPattern:
         if not prefix:
             raise ValueError("a prefix rule needs a command before ':*'")
         if _has_unescaped_star(prefix):
-            return ShellPattern("wildcard", text, _wildcard_regex(prefix + " *"))
-        return ShellPattern("prefix", prefix)
+            return ShellPattern("wildcard", text, _wildcard_regex(prefix + " *"), _wildcard_stars(prefix + " *"))
+        heads = [tuple(prefix), tuple("xargs " + prefix)]
+        return ShellPattern("prefix", prefix, stars=(*heads, *((*h, " ", None) for h in heads)))
     if _has_unescaped_star(text):
-        return ShellPattern("wildcard", text, _wildcard_regex(text))
-    return ShellPattern("exact", text.replace("\\*", "*"))
+        return ShellPattern("wildcard", text, _wildcard_regex(text), _wildcard_stars(text))
+    exact = text.replace("\\*", "*")
+    return ShellPattern("exact", exact, stars=(tuple(exact),))
 
 
 def _has_unescaped_star(text: str) -> bool:
@@ -83,6 +108,75 @@ def _wildcard_regex(pattern: str) -> re.Pattern[str]:
     if pattern.endswith(" *") and not pattern.endswith("\\ *") and not _has_unescaped_star(pattern[:-2]):
         return re.compile(_wildcard_body(pattern[:-2]) + r"(?: .*)?", re.DOTALL)
     return re.compile(_wildcard_body(pattern), re.DOTALL)
+
+
+def _wildcard_stars(pattern: str) -> tuple[_Stars, ...]:
+    """The wildcard as star patterns (two when a trailing " *" also matches the bare command)."""
+    tokens: list[str | None] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern) and pattern[i + 1] in "*\\":
+            tokens.append(pattern[i + 1])
+            i += 2
+            continue
+        tokens.append(None if c == "*" else c)
+        i += 1
+    stars = tuple(tokens)
+    if pattern.endswith(" *") and not pattern.endswith("\\ *") and not _has_unescaped_star(pattern[:-2]):
+        return (stars, stars[:-2])
+    return (stars,)
+
+
+def _command_tokens(words: Sequence[str | None]) -> tuple[str | None, ...]:
+    """The command as characters, computed words as holes. The blank after a hole (or
+    before a last one) is optional: an unquoted expansion may vanish with its word."""
+    tokens: list[str | None] = []
+    last = len(words) - 1
+    for i, word in enumerate(words):
+        if i:
+            vanishing = words[i - 1] is None or (word is None and i == last)
+            tokens.append(_OPTIONAL_SPACE if vanishing else " ")
+        if word is None:
+            tokens.append(_HOLE)
+        else:
+            tokens.extend(word)
+    return tuple(tokens)
+
+
+def _may_meet(stars: _Stars, tokens: tuple[str | None, ...]) -> bool:
+    """Is there a text both the star pattern and the command with holes can be?"""
+    m, n = len(stars), len(tokens)
+    if (m + 1) * (n + 1) > _MAX_STATES:
+        return True
+    seen = {(0, 0)}
+    todo = [(0, 0)]
+    while todo:
+        i, j = todo.pop()
+        if i == m and j == n:
+            return True
+        p = stars[i] if i < m else _OPTIONAL_SPACE  # past the end: no pattern token
+        t = tokens[j] if j < n else _OPTIONAL_SPACE
+        steps: list[tuple[int, int]] = []
+        if i < m and p is None:  # the pattern's star: empty, or it covers a command token
+            steps.append((i + 1, j))
+            if j < n:
+                steps.append((i, j + 1))
+        if j < n and t is _HOLE:  # a hole: done, or it makes the pattern's next character
+            steps.append((i, j + 1))
+            if i < m and p is not None:
+                steps.append((i + 1, j))
+        elif j < n and t == _OPTIONAL_SPACE:
+            steps.append((i, j + 1))
+            if i < m and p == " ":
+                steps.append((i + 1, j + 1))
+        elif i < m and j < n and p is not None and p == t:
+            steps.append((i + 1, j + 1))
+        for step in steps:
+            if step not in seen:
+                seen.add(step)
+                todo.append(step)
+    return False
 
 
 def _wildcard_body(pattern: str) -> str:

@@ -351,11 +351,8 @@ OTHER_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
     ),
     ("fd",): _FD,
     ("fdfind",): _FD,
-    ("pyright",): (
-        "--outputjson --project=string -p=string --pythonversion=string"
-        " --pythonplatform=string --typeshedpath=string --venvpath=string --level=string"
-        " --stats --verbose --version --dependencies --warnings"
-    ),
+    # No pyright (unlike Claude Code): it is a node script, so node's shim picks the
+    # interpreter (see EXACT_READONLY), and its pip wrapper downloads pyright when first run.
     ("sed",): (
         "-n --quiet --silent -E -r --regexp-extended -z --zero-terminated --posix -s"
         " --separate -u --unbuffered --debug --sandbox -e=string --expression=string"
@@ -374,8 +371,8 @@ OTHER_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
 })
 
 # Commands whose own option parsers are not getopt-like: no attached values.
-_NO_ATTACHED = frozenset({("ps",), ("lsof",), ("tree",), ("pyright",)})
-_NO_DOUBLE_DASH = frozenset({("base64",), ("pyright",)})
+_NO_ATTACHED = frozenset({("ps",), ("lsof",), ("tree",)})
+_NO_DOUBLE_DASH = frozenset({("base64",)})
 
 
 # Flags whose value may start with "-": sort keys (--sort=-date), search patterns.
@@ -434,8 +431,6 @@ WRITE_FLAGS: Mapping[tuple[str, str], str] = MappingProxyType({
     ("man", "--pager"): "man --pager runs a chosen pager",
     ("man", "-H"): "man -H runs a browser",
     ("man", "--html"): "man --html runs a browser",
-    ("pyright", "--watch"): "pyright --watch keeps running",
-    ("pyright", "-w"): "pyright -w keeps running",
     ("sed", "-i"): "sed -i edits files in place",
     ("sed", "--in-place"): "sed --in-place edits files in place",
     ("sed", "-f"): "sed -f reads its script from a file (cannot be checked)",
@@ -463,14 +458,19 @@ SIMPLE_READONLY = frozenset({
 SIMPLE_READONLY_PAIRS = frozenset({("docker", "ps"), ("docker", "images")})
 
 # Exact command lines that only print a version or help.
+#
+# Unlike Claude Code, no toolchain's version command is here (node -v, npm -v, python3
+# --version, pip --version, cargo --version, rustc --version, go version, claude -h): the
+# program that answers is often a version manager's shim, which picks the program to run
+# from a file in the repository (rustup's rust-toolchain.toml can name any folder as a
+# "path" toolchain, pyenv's .python-version, asdf's .tool-versions "path:", mise, volta's
+# package.json key, corepack's packageManager), and go switches to the toolchain go.mod
+# names (downloading it). So `cargo --version` could run a program the repository ships;
+# claude is a node script, so it goes through node's shim too. They ask instead.
 EXACT_READONLY = frozenset({
     ("pwd",), ("pwd", "-L"), ("pwd", "-P"), ("whoami",), ("alias",), ("history",),
     ("arch",), ("arch", "-h"), ("arch", "--help"), ("ip", "addr"), ("ip", "addr", "show"),
-    ("ip", "a"), ("ifconfig",), ("claude", "-h"), ("claude", "--help"),
-    ("node", "-v"), ("node", "--version"), ("npm", "-v"), ("npm", "--version"),
-    ("python", "--version"), ("python", "-V"), ("python3", "--version"),
-    ("python3", "-V"), ("pip", "--version"), ("pip3", "--version"),
-    ("cargo", "--version"), ("rustc", "--version"), ("go", "version"),
+    ("ip", "a"), ("ifconfig",),
 })
 
 # find actions that write, delete or run commands.
@@ -492,12 +492,15 @@ XARGS_TARGETS = frozenset({
     "stat", "basename", "dirname", "du",
 })
 
-# jq options that load code or data from files, and filter words that leak the env.
-JQ_BLOCKED_FLAGS = frozenset({
-    "-f", "--from-file", "--rawfile", "--slurpfile", "--run-tests", "-L",
-    "--library-path",
+# jq options that load code or data from files (short ones also inside a bundle: -nf).
+JQ_FILE_OPTIONS = frozenset({
+    "-f", "--from-file", "--rawfile", "--slurpfile", "--run-tests", "-L", "--library-path",
 })
-JQ_BLOCKED_WORDS = ("env", "$ENV", "input_filename", "$__prog_args")
+# jq filter words that load files (modules: import "x" reads x.jq or x.json) or expose
+# the environment and the file system's layout.
+JQ_FILE_WORDS = frozenset({"import", "include", "modulemeta", "get_search_list"})
+JQ_ENV_WORDS = ("env", "$ENV", "input_filename", "$__prog_args", "$__loc__", "get_prog_origin",
+                "get_jq_origin")
 
 # tput capabilities that reset or take over the terminal.
 TPUT_DANGEROUS = frozenset({

@@ -17,6 +17,20 @@ from ._allowlists import (
 _DIGITS = re.compile(r"\d+")
 
 
+def long_option_matches(word: str, *names: str) -> bool:
+    """Could ``word`` be one of the long options ``names`` (``--name`` or ``--name=value``)?
+
+    GNU tools (getopt_long, git's parse-options) accept any unambiguous prefix of a long
+    option: ``grep --recur`` is ``--recursive``. A prefix of a name counts as that name
+    here whatever else it might abbreviate (a tool would refuse an ambiguous one), so
+    a check for a dangerous option cannot be stepped around by abbreviating it.
+    """
+    if not word.startswith("--") or len(word) < 3:
+        return False
+    flag = word.partition("=")[0]
+    return any(name.startswith(flag) for name in names)
+
+
 class FlagError(ValueError):
     """A word the allowlist does not accept; the message names it."""
 

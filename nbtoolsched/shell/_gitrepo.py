@@ -10,10 +10,11 @@ So this module finds the repository git uses from a directory (walking up as git
 ``.git`` files of worktrees and submodules, ``.git`` directories, bare repositories,
 with git's own is_git_directory() rules), reads its local config and config.worktree
 with git's own parser (``git config --file``, which runs nothing) following every
-include whatever its condition, and refuses any key that can run a program or write,
-the hooks read commands can trigger, a split index, and the same in every submodule
-repository git status would enter. Bare repositories are refused outright, as in
-Claude Code. Anything it cannot follow fails closed. The user's global and system
+include whatever its condition, and refuses any key that can run a program or write
+(core.splitIndex included), the hooks read commands can trigger, a split index, an index
+that is no regular file or too large to copy (read-only git runs on a private copy of
+it), and the same in every submodule repository git status would enter. Bare
+repositories are refused outright, as in Claude Code. Anything it cannot follow fails closed. The user's global and system
 config are the user's own and not checked, nor are aliases: git never lets an alias
 replace a built-in command, and only built-ins are on the allowlist.
 
@@ -61,6 +62,10 @@ _MAX_SUBMODULE_DEPTH = 8
 _GITLINK_MODE = b"\x00\x00\xe0\x00"  # 0160000 as the index stores it (big-endian)
 _HEX_HEAD = re.compile(rb"[0-9a-fA-F]{40}")  # git reads 40 or 64 hex digits, then stops
 _CACHE_SIZE = 256
+# A read-only git command runs on a private copy of the index (tools/_bash.py): a larger
+# index, or one that is no regular file (a link to /dev/zero), is refused instead.
+MAX_INDEX_BYTES = 256 * 1024 * 1024
+_SCAN_CHUNK = 1 << 20
 
 
 class RepositoryError(Exception):
@@ -272,6 +277,9 @@ def _repository_problem(
         os.path.join(repo.git_dir, "config.worktree"),
     ])
     hooks_dirs = [os.path.join(repo.common_dir, "hooks")]
+    problem = _index_problem(repo.index, watch)
+    if problem:
+        return problem
     for path in files:
         for key, value, source in _config(path, watch):
             problem = _key_problem(key, value)
@@ -292,6 +300,37 @@ def _repository_problem(
     if not submodules:
         return None
     return _absorbed_problem(repo, watch) or _checked_out_problem(repo, watch, depth)
+
+
+def _index_problem(index: str, watch: _Watch) -> str | None:
+    """The index must be a regular file of bounded size (or missing) to be copied."""
+    st = watch.lstat(index)
+    if st is None:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return f"the index {index} is not a regular file"
+    if st.st_size > MAX_INDEX_BYTES:
+        return f"the index {index} is larger than {MAX_INDEX_BYTES // (1 << 20)} MiB"
+    return None
+
+
+def _has_gitlink(index: str, watch: _Watch) -> bool:
+    """Does the gitlink mode appear in the index? Read in chunks, at most MAX_INDEX_BYTES."""
+    watch.lstat(index)
+    tail = b""
+    read = 0
+    try:
+        with open(index, "rb") as file:
+            while chunk := file.read(_SCAN_CHUNK):
+                read += len(chunk)
+                if read > MAX_INDEX_BYTES:
+                    raise RepositoryError(f"the index {index} is larger than {MAX_INDEX_BYTES // (1 << 20)} MiB")
+                if _GITLINK_MODE in tail + chunk:
+                    return True
+                tail = chunk[-(len(_GITLINK_MODE) - 1):]
+    except OSError as exc:
+        raise RepositoryError(f"cannot read {index}: {exc.strerror}") from None
+    return False
 
 
 def _hooks_path(value: str | None, repo: Repository) -> list[str]:
@@ -353,7 +392,7 @@ def _checked_out_problem(repo: Repository, watch: _Watch, depth: int) -> str | N
 def _gitlinks(repo: Repository, watch: _Watch) -> list[str]:
     """The paths of the index's submodule entries, as git lists them."""
     assert repo.work_tree is not None
-    if watch.kind(repo.index) != "file" or _GITLINK_MODE not in watch.read(repo.index, None):
+    if watch.kind(repo.index) != "file" or not _has_gitlink(repo.index, watch):
         return []  # the mode appears nowhere in the index: no gitlink
     out = _run_git(
         ["-c", "core.fsmonitor=false", "ls-files", "--stage", "-z"], repo.work_tree,
@@ -371,6 +410,10 @@ def _key_problem(key: str, value: str | None) -> str | None:
     name = name.rpartition(".")[2]
     if key == "core.fsmonitor":
         return None if (value or "").strip().lower() in _FALSE else f"{key} (runs a program)"
+    if key == "core.splitindex":
+        # git writes $GIT_DIR/sharedindex.<sha> next to any index it refreshes, a private
+        # copy's too (read commands with a stale index, such as git diff, refresh it).
+        return None if (value or "").strip().lower() in _FALSE else f"{key} (git writes a shared index into the repository)"
     if section in _SECTIONS or name in _NAMES or name.endswith(_NAME_SUFFIXES):
         return f"{key} (can run a program or write)"
     return None

@@ -28,7 +28,7 @@ class Word:
     issues: tuple[str, ...] = ()
     start: int = 0
     end: int = 0
-    runs_code: bool = False  # contains command or process substitution
+    runs_code: bool = False  # a command or process substitution, or an expansion bash evaluates as code
 
     @property
     def is_static(self) -> bool:

@@ -20,6 +20,7 @@ from tree_sitter import Language, Node, Parser
 from ._allowlists import (
     SAFE_ENV_VALUE, SAFE_ENV_VARS, TIMEOUT_DURATION, WRAPPER_OPTIONS,
 )
+from ._evaluation import arithmetic_evaluates, command_evaluates, expansion_evaluates
 from ._heredoc import (
     HeredocBody, HeredocError, HeredocOp, body_expansions, read_body, read_delimiter, scan_line,
 )
@@ -88,7 +89,17 @@ _ANSI_SIMPLE = {
     "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?",
 }
 _MAX_ERRORS = 3
+# Longer commands are not analysed (an error, so: not read-only, not split for rules):
+# the analysis runs on the event loop, and must stay well under a second.
+MAX_COMMAND_CHARS = 65_536
+MAX_SIMPLE_COMMANDS = 1_000  # and at most this many simple commands (or heredocs),
+MAX_REDIRECTS = 1_000  # redirections,
+MAX_WORDS = 10_000  # and words
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+class _TooLarge(Exception):
+    """The command holds more than the analysis takes on; the message says what."""
 
 
 def _short(text: str, limit: int = 48) -> str:
@@ -155,6 +166,19 @@ class _Builder:
         self.drafts: list[_Draft] = []
         self.constructs: list[Construct] = []
         self.errors: list[str] = []
+        self.counts = {"words": 0, "redirections": 0}
+
+    def new_draft(self, start: int, end: int) -> _Draft:
+        if len(self.drafts) >= MAX_SIMPLE_COMMANDS:
+            raise _TooLarge(f"more than {MAX_SIMPLE_COMMANDS} simple commands: not analysed")
+        draft = _Draft(start, end)
+        self.drafts.append(draft)
+        return draft
+
+    def count(self, what: str, limit: int) -> None:
+        self.counts[what] += 1
+        if self.counts[what] > limit:
+            raise _TooLarge(f"more than {limit} {what}: not analysed")
 
     # ---- coverage
     def children(self, node: Node, *, newlines: bool = False) -> list[Node]:
@@ -210,10 +234,24 @@ class _Builder:
             self.nested_statements(node)
         elif kind in ("declaration_command", "unset_command"):
             self.construct("declaration" if kind[0] == "d" else "unset", node)
+            self.substitutions_in(node)
         elif kind in ("variable_assignment", "variable_assignments"):
             self.construct("assignment", node)
+            self.substitutions_in(node)
         elif kind not in ("comment", "ERROR"):
             self.construct("unsupported", node)
+            self.substitutions_in(node)
+
+    def substitutions_in(self, node: Node) -> None:
+        """The commands of every command substitution in ``node`` (``x=$(rm y)``, a for
+        loop's word list, a case pattern...) are commands like the others."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in _SUBSTITUTIONS:
+                self.nested_statements(current)
+            else:
+                stack.extend(current.children)
 
     def construct(self, kind: str, node: Node) -> None:
         self.constructs.append(Construct(kind, _short(self.src.of(node))))
@@ -223,6 +261,8 @@ class _Builder:
             if child.is_named:
                 if child.type in _STATEMENTS or node.type != "case_item":
                     self.statement(child)
+                else:
+                    self.substitutions_in(child)  # a case pattern
             elif child.type == "&":
                 self.constructs.append(Construct("background", "&"))
             elif child.type == ";;" and node.type != "case_item":
@@ -237,6 +277,7 @@ class _Builder:
         first = node.children[0].type if node.child_count else ""
         if first == "((":
             self.construct("arithmetic", node)
+            self.substitutions_in(node)
             return
         kind = {"subshell": "subshell", "negated_command": "negation"}.get(node.type, "group")
         self.constructs.append(Construct(kind, _short(self.src.of(node))))
@@ -253,11 +294,13 @@ class _Builder:
             kind = node.children[0].type
         self.construct(kind, node)
         self.nested_statements(node)
+        for child in node.children:  # a for loop's words, a case's subject...
+            if child.type not in _STATEMENTS:
+                self.substitutions_in(child)
 
     # ---- simple commands
     def command(self, node: Node) -> None:
-        draft = _Draft(node.start_byte, node.end_byte)
-        self.drafts.append(draft)
+        draft = self.new_draft(node.start_byte, node.end_byte)
         deferred: list[Node] = []
         prev_end = -1
         for child in self.children(node):
@@ -284,8 +327,7 @@ class _Builder:
 
     def test(self, node: Node) -> None:
         """[ ... ] and [[ ... ]] become commands named "[" and "[[" (bash builtins)."""
-        draft = _Draft(node.start_byte, node.end_byte)
-        self.drafts.append(draft)
+        draft = self.new_draft(node.start_byte, node.end_byte)
         single = bool(node.child_count) and node.children[0].type == "["
         tokens: list[tuple[Word, bool]] = []
         self.flatten_test(node, tokens, pattern=not single)
@@ -334,8 +376,7 @@ class _Builder:
             self.statement(body)
         targets, single = self.redirect_targets(bodies[-1] if bodies else None, mark)
         if not targets:
-            targets = [_Draft(node.start_byte, node.end_byte)]
-            self.drafts.append(targets[0])
+            targets = [self.new_draft(node.start_byte, node.end_byte)]
             single = True
         deferred: list[Node] = []
         for child in redirects:
@@ -374,6 +415,7 @@ class _Builder:
 
         A heredoc node can hold further redirections and the rest of its pipeline.
         """
+        self.count("redirections", MAX_REDIRECTS)
         fd: int | None = None
         op = ""
         target: Word | None = None
@@ -439,6 +481,7 @@ class _Builder:
         return Assignment(name, value, self.src.of(node), *self.chars(node))
 
     def word(self, node: Node, *, pattern: bool = False) -> Word:
+        self.count("words", MAX_WORDS)
         text = self.src.of(node)
         kind = node.type
         if (kind == "word" or kind == "number") and _PLAIN_WORD.fullmatch(text):
@@ -507,9 +550,29 @@ class _Builder:
         text = self.src.of(node)
         _quoted(text, parts, marks)
         issues.append(_dynamic_reason(kind, text))
-        return kind in ("command_substitution", "process_substitution") or (
-            kind in ("expansion", "arithmetic_expansion") and _has_substitution(node)
-        )
+        return self.runs_code(node)
+
+    def runs_code(self, node: Node) -> bool:
+        """Does this expansion run code? Commands inside substitutions become commands too.
+
+        True for command and process substitutions anywhere inside, and for expansions
+        bash evaluates as code (evaluation.py: ``$((x))``, ``${a[x]}``, ``${!x}``, ``${x@P}``...).
+        """
+        runs = False
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            kind = current.type
+            if kind in _SUBSTITUTIONS:
+                runs = True
+                self.nested_statements(current)  # their own words run the same checks
+                continue
+            if kind == "arithmetic_expansion":
+                runs = runs or arithmetic_evaluates(self.src.of(current))
+            elif kind == "expansion":
+                runs = runs or expansion_evaluates(self.src.of(current))
+            stack.extend(current.children)
+        return runs
 
     def collect_parts(
         self, node: Node, parts: list[str], marks: list[str], issues: list[str],
@@ -554,16 +617,6 @@ def _ansi_c_end(text: str) -> int:
         else:
             i += 1
     return -1
-
-
-def _has_substitution(node: Node) -> bool:
-    stack = list(node.children)
-    while stack:
-        child = stack.pop()
-        if child.type in ("command_substitution", "process_substitution"):
-            return True
-        stack.extend(child.children)
-    return False
 
 
 def _dynamic_reason(kind: str, text: str) -> str:
@@ -649,6 +702,8 @@ def _read_heredocs(root: Node, text: str) -> tuple[dict[int, Word], list[str]]:
     bash does; its body node may only start later, past blanks it skipped.
     """
     found, literal = _heredoc_nodes(root)
+    if len(found) > MAX_SIMPLE_COMMANDS:
+        return {}, [f"more than {MAX_SIMPLE_COMMANDS} heredocs: not analysed"]
     nodes = sorted(found, key=lambda node: node.start_byte)
     words: dict[int, Word] = {}
     read_until = -1
@@ -692,16 +747,20 @@ def _heredoc_nodes(root: Node) -> tuple[list[Node], list[tuple[int, int]]]:
     """The heredoc_redirect nodes, and the spans that explain any other "<<"."""
     found: list[Node] = []
     literal: list[tuple[int, int]] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
+    cursor = root.walk()  # a cursor walk is linear; Node.children on a long list is not
+    while True:
+        node = cursor.node
+        assert node is not None
         kind = node.type
         if kind in _LITERAL_HOLDERS:
             literal.append((node.start_byte, node.end_byte))
         elif kind == "heredoc_redirect":
             found.append(node)
-        stack.extend(node.children)  # heredocs nest in strings and substitutions too
-    return found, literal
+        if cursor.goto_first_child():  # heredocs nest in strings and substitutions too
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return found, literal
 
 
 def _every_operator_is_known(text: str, literal: list[tuple[int, int]]) -> None:
@@ -710,11 +769,15 @@ def _every_operator_is_known(text: str, literal: list[tuple[int, int]]) -> None:
     A "<<" tree-sitter took for something else (say ``[ x <<EOF ]``, a test operator
     to it, a heredoc to bash) would leave the body to be parsed as commands.
     """
+    spans = sorted(literal)  # one pass over the spans, in step with the "<<"s (linear)
+    k = 0
+    covered_to = -1  # end of the union of the spans that start at or before pos
     pos = text.find("<<")
     while pos != -1:
-        if not _backslashes_before(text, pos) % 2 and not any(
-            start <= pos < end for start, end in literal
-        ):
+        while k < len(spans) and spans[k][0] <= pos:
+            covered_to = max(covered_to, spans[k][1])
+            k += 1
+        if pos >= covered_to and not _backslashes_before(text, pos) % 2:
             raise HeredocError(f"'<<' the parser did not read as an operator at offset {pos}")
         pos = text.find("<<", pos + 1)
 
@@ -867,6 +930,9 @@ def _pre_errors(command: str) -> list[str]:
 
 
 def _parse(command: str) -> ParsedCommand:
+    if len(command) > MAX_COMMAND_CHARS:
+        error = f"the command is {len(command)} characters long (more than {MAX_COMMAND_CHARS}): not analysed"
+        return ParsedCommand(command, (), (error,), (), None)
     src = _Source(command)
     # A trailing newline keeps tree-sitter-bash from a slow ambiguous path on pipes.
     tree = _parser().parse(src.data + b"\n")
@@ -879,6 +945,8 @@ def _parse(command: str) -> ParsedCommand:
         builder.gap(0, root.start_byte, True)
         builder.gap(root.end_byte, len(src.data), True)
         builder.statement(root)
+    except _TooLarge as exc:
+        builder.errors.append(str(exc))
     except Exception as exc:  # a tree shape we did not foresee: report, never guess
         builder.errors.append(f"internal parser error: {type(exc).__name__}: {exc}")
     errors = _pre_errors(command) + builder.errors
@@ -920,17 +988,26 @@ def subcommand_strings(command: str) -> list[str] | None:
     """Each simple command as text, for permission-rule matching.
 
     None when splitting would hide something: a parse error, control flow or a function
-    (which commands run depends on more than the text), or a command substitution (its
-    code would hide inside a word of an otherwise matching command).
+    (which commands run depends on more than the text), a command substitution or an
+    expansion bash evaluates as code (its code would hide inside a word of an otherwise
+    matching command), or a builtin that evaluates an argument as code (evaluation.py).
     """
     parsed = parse_command(command)
     if parsed.errors:
         return None
     if any(c.kind not in _SPLITTABLE for c in parsed.constructs):
         return None
-    if any(cmd.runs_code for cmd in parsed.commands):
+    if any(cmd.runs_code or _evaluates_arguments(cmd) for cmd in parsed.commands):
         return None
     return [cmd.display for cmd in parsed.commands]
+
+
+def _evaluates_arguments(cmd: SimpleCommand) -> bool:
+    """A builtin that evaluates an argument as code (``printf -v 'a[$(x)]'``, ``let``...),
+    also behind the wrappers allow rules look through."""
+    words = tuple(word.value if word.is_static else None for word in cmd.words)
+    skip = wrapper_prefix_len([w or "" for w in words]) or 0
+    return bool(command_evaluates(words) or command_evaluates(words[skip:]))
 
 
 def _single(command: str) -> SimpleCommand | None:

@@ -24,12 +24,14 @@ from typing import Callable, Sequence
 from ._allowlists import (
     ARITHMETIC_TEST_OPS, BENIGN_EXIT_CODES, COMMAND_RUNNERS, CONSTRUCT_LABELS,
     EXACT_READONLY, FIND_ACTIONS, FLAG_COMMANDS, GIT_BRANCH_LIST_FLAGS,
-    GIT_REFLOG_WRITERS, GIT_SAFE_GLOBAL_OPTIONS, GIT_TAG_LIST_FLAGS, JQ_BLOCKED_FLAGS,
-    JQ_BLOCKED_WORDS, NETWORK_PATHS, READONLY_CONSTRUCTS, READONLY_WRAPPERS, SAFE_FDS,
+    GIT_REFLOG_WRITERS, GIT_SAFE_GLOBAL_OPTIONS, GIT_TAG_LIST_FLAGS, NETWORK_PATHS,
+    READONLY_CONSTRUCTS, READONLY_WRAPPERS, SAFE_FDS,
     SAFE_SINKS, SIMPLE_READONLY, SIMPLE_READONLY_PAIRS, SYSTEM_BIN_DIRS, TPUT_DANGEROUS,
     WRITE_FLAGS, XARGS_TARGETS,
 )
+from ._evaluation import command_evaluates
 from ._flags import FlagError, ParsedArgs, parse_flags
+from ._jq import jq_problem
 from ._gitrepo import repository_problem
 from ._parse import ParsedCommand, Redirect, SimpleCommand, parse_command, wrapper_prefix_len
 from ._sed import sed_problem
@@ -158,7 +160,7 @@ def _command_problem(cmd: SimpleCommand) -> tuple[str | None, str]:
     if skip >= len(words):
         return f"{words[0]} without a command", ""
     argv = _normalise_name(words[skip:])
-    return _argv_problem(argv), argv[0]
+    return command_evaluates(argv) or _argv_problem(argv), argv[0]
 
 
 def _normalise_name(argv: Sequence[str]) -> Sequence[str]:
@@ -268,14 +270,7 @@ def _check_xargs(argv: Sequence[str]) -> str | None:
 
 
 def _check_jq(argv: Sequence[str]) -> str | None:
-    for word in argv[1:]:
-        flag = word.partition("=")[0]
-        if flag in JQ_BLOCKED_FLAGS or (word.startswith("-L") and not word.startswith("--")):
-            return f"jq {flag} loads code or data from files"
-        for blocked in JQ_BLOCKED_WORDS:
-            if blocked in word:
-                return f"jq filter uses {blocked} (exposes the environment)"
-    return None
+    return jq_problem(argv)
 
 
 _INTEGER = re.compile(r"-?\d+")

@@ -18,15 +18,16 @@ import functools
 import os
 import shutil
 import signal
+import stat
 import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, AsyncIterator, Callable, Iterator, Sequence, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..shell._gitrepo import find_repository
+from ..shell._gitrepo import MAX_INDEX_BYTES, find_repository
 from ..shell._readonly import analyze, is_benign_exit
 from ..tool._abort import INTERRUPT, AbortError
 from ..tool._decision import Decision, DecisionReason
@@ -43,6 +44,7 @@ TERM_GRACE_S = 0.3  # SIGTERM, then SIGKILL: the whole kill stays well under a s
 PIPE_GRACE_S = 2.0  # after the command exits, how long stray writers may keep its pipes open
 CHUNK = 65_536
 SHELL = "/bin/bash"
+T = TypeVar("T")
 
 _PROMPT = """Runs a bash command and returns its output (stdout, then stderr) and exit status.
 
@@ -173,7 +175,7 @@ class BashTool(Tool[BashInput]):
     async def call(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
         timeout_s = (input.timeout or DEFAULT_TIMEOUT_MS) / 1000
         read_only = self.is_read_only_in(input, ctx.cwd)
-        with private_git_index(input.command, ctx.cwd, read_only) as index:
+        async with _off_the_loop(private_git_index(input.command, ctx.cwd, read_only)) as index:
             env = command_env(read_only=read_only, git_index=index)
             result = await run_command(
                 input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress,
@@ -182,16 +184,35 @@ class BashTool(Tool[BashInput]):
         return to_output(result, benign=result.exit_code is not None and benign_exit(input.command, result.exit_code))
 
 
+# Configuration a read-only git command runs with, above every config file: a split
+# index writes $GIT_DIR/sharedindex.* whatever GIT_INDEX_FILE says (the user's own
+# config may turn it on; the repository's is refused by the read-only check).
+_READ_ONLY_GIT_CONFIG = (("core.splitIndex", "false"),)
+
+
 def command_env(*, read_only: bool, git_index: str | None = None) -> dict[str, str]:
-    """The caller's environment, made non-interactive; read-only git takes no optional locks
-    and, given ``git_index`` (see private_git_index), reads and refreshes only that copy."""
+    """The caller's environment, made non-interactive; read-only git takes no optional locks,
+    writes no shared index and, given ``git_index`` (see private_git_index), reads and
+    refreshes only that copy."""
     env = dict(os.environ)
     env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
     if read_only:
         env["GIT_OPTIONAL_LOCKS"] = "0"  # two parallel `git status` must not fight over index.lock
+        try:
+            count = int(env.get("GIT_CONFIG_COUNT", "0"))
+        except ValueError:
+            count = 0
+        for key, value in _READ_ONLY_GIT_CONFIG:  # appended: later entries win
+            env[f"GIT_CONFIG_KEY_{count}"], env[f"GIT_CONFIG_VALUE_{count}"] = key, value
+            count += 1
+        env["GIT_CONFIG_COUNT"] = str(count)
         if git_index is not None:
             env["GIT_INDEX_FILE"] = git_index
     return env
+
+
+class GitIndexError(OSError):
+    """The index of a read-only git command's repository cannot be copied safely."""
 
 
 @contextlib.contextmanager
@@ -201,7 +222,9 @@ def private_git_index(command: str, cwd: str, read_only: bool) -> Iterator[str |
     ``git diff`` and ``git describe --dirty`` rewrite a stale index (new stat data) even
     with GIT_OPTIONAL_LOCKS=0, so a read-only command, or a speculation's rejected run,
     would change .git/index. Given a copy (mtime kept: git's racy-entry check reads it)
-    they refresh that instead; it is removed afterwards.
+    they refresh that instead; it is removed afterwards. The copy follows no link and
+    stops at MAX_INDEX_BYTES (GitIndexError): the read-only check refuses such an index
+    already, so this only meets one swapped in since. Blocking: call it off the loop.
     """
     index = _index_of(command, cwd) if read_only else None
     if index is None:
@@ -210,16 +233,51 @@ def private_git_index(command: str, cwd: str, read_only: bool) -> Iterator[str |
     scratch = tempfile.mkdtemp(prefix="nbtoolsched-index-")
     try:
         copy = os.path.join(scratch, "index")
-        private: str | None = copy
-        try:
-            shutil.copy2(index, copy)
-        except FileNotFoundError:
-            pass  # no index yet: a missing file is an empty index either way
-        except OSError:
-            private = None  # unreadable: git cannot read it either, and will say so
-        yield private
+        _copy_index(index, copy)  # no index yet: the missing copy is an empty index too
+        yield copy
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _copy_index(source: str, target: str) -> bool:
+    """Copy a regular file of at most MAX_INDEX_BYTES, never through a link; False if missing."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise GitIndexError(f"the git index {source} cannot be opened for a private copy: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as src:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise GitIndexError(f"the git index {source} is not a regular file")
+        with open(target, "wb") as dst:
+            copied = 0
+            while chunk := src.read(CHUNK * 16):
+                copied += len(chunk)
+                if copied > MAX_INDEX_BYTES:
+                    raise GitIndexError(f"the git index {source} is larger than {MAX_INDEX_BYTES} bytes")
+                dst.write(chunk)
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return True
+
+
+@contextlib.asynccontextmanager
+async def _off_the_loop(manager: contextlib.AbstractContextManager[T]) -> AsyncIterator[T]:
+    """Enter and leave a blocking context manager in a worker thread."""
+    enter = asyncio.ensure_future(asyncio.to_thread(manager.__enter__))
+    try:
+        value = await asyncio.shield(enter)
+    except asyncio.CancelledError:  # leave it once it is entered: nothing stays behind
+        enter.add_done_callback(lambda done: done.cancelled() or done.exception() or manager.__exit__(None, None, None))
+        raise
+    try:
+        yield value
+    except BaseException as exc:
+        if not await asyncio.to_thread(manager.__exit__, type(exc), exc, exc.__traceback__):
+            raise
+    else:
+        await asyncio.to_thread(manager.__exit__, None, None, None)
 
 
 def _index_of(command: str, cwd: str) -> str | None:

@@ -76,6 +76,11 @@ CASES = [
     Case("redirect-write-not-readonly", "Bash", bash("echo hi > notes.txt"), "ask"),
     Case("redirect-outside-even-allowed", "Bash", bash("echo hi > {O}/x"), "ask", allow=("Bash(echo:*)",)),
     Case("redirect-devnull-readonly", "Bash", bash("ls 2>/dev/null"), "allow"),
+    # "> -", ">-" and "&>-" write a file named "-"; only ">&-" / ">& -" close a descriptor
+    Case("redirect-to-dash-is-a-file", "Bash", bash("echo hi > -"), "ask", allow=("Bash(echo:*)",)),
+    Case("redirect-to-dash-glued", "Bash", bash("echo hi >-"), "ask", allow=("Bash(echo:*)",)),
+    Case("redirect-both-to-dash", "Bash", bash("echo hi &>-"), "ask", allow=("Bash(echo:*)",)),
+    Case("redirect-close-fd", "Bash", bash("echo hi >&- 2>& -"), "allow", allow=("Bash(echo:*)",), by="rule"),
     Case("non-readonly-no-rule", "Bash", bash("npm install"), "ask"),
     Case("tool-wide-allow-bash", "Bash", bash("npm install"), "allow", allow=("Bash",), by="rule"),
     Case("content-ask-beats-tool-wide-allow", "Bash", bash("git push origin"), "ask", allow=("Bash",), ask=("Bash(git push:*)",)),

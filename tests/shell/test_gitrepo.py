@@ -85,6 +85,7 @@ def test_outside_any_repository_there_is_nothing_to_check(tmp_path: Path) -> Non
     ("merge.evil.driver", "./m"),
     ("difftool.evil.cmd", "./d"),
     ("core.alternateRefsCommand", "./refs"),
+    ("core.splitIndex", "true"),  # git diff then writes .git/sharedindex.<sha>
 ])
 def test_config_that_runs_programs_is_refused(repo: Path, key: str, value: str) -> None:
     assert problem(repo) is None
@@ -221,6 +222,43 @@ def test_submodule_repositories_are_checked(repo: Path) -> None:
 def test_a_split_index_is_refused(repo: Path) -> None:
     git(repo, "update-index", "--split-index")
     assert "split index" in (problem(repo) or "")
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "elsewhere"])
+def test_an_index_that_is_no_regular_file_is_refused(repo: Path, target: str) -> None:
+    # A read-only git command runs on a private copy of the index: a link (to /dev/zero,
+    # endless) or a FIFO cannot be copied, and is no index an archive should hold anyway.
+    index = repo / ".git" / "index"
+    index.unlink()
+    if target == "/dev/zero":
+        os.symlink(target, index)
+    else:
+        os.mkfifo(index)
+    assert "not a regular file" in (problem(repo) or "")
+    assert not analyze("git status", str(repo)).read_only
+
+
+def test_an_index_too_large_to_copy_is_refused(repo: Path) -> None:
+    from nbtoolsched.shell._gitrepo import MAX_INDEX_BYTES
+
+    with open(repo / ".git" / "index", "r+b") as index:
+        index.truncate(MAX_INDEX_BYTES + 1)  # sparse: costs no disk
+    assert "larger than" in (problem(repo) or "")
+
+
+def test_gitlinks_are_found_in_an_index_read_in_chunks(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbtoolsched.shell import _gitrepo
+
+    monkeypatch.setattr(_gitrepo, "_SCAN_CHUNK", 7)  # the mode straddles chunk borders
+    sub = repo / "lib"
+    sub.mkdir()
+    git(sub, "init", "-q")
+    (sub / "x").write_text("x\n")
+    git(sub, "add", ".")
+    git(sub, "commit", "-qm", "x")
+    git(repo, "add", "lib")
+    (sub / ".git" / "config").write_text("[core]\n\tfsmonitor = ./watch\n")
+    assert "submodule lib" in (problem(repo) or "")
 
 
 def test_the_environment_pointing_git_elsewhere_is_refused(repo: Path) -> None:

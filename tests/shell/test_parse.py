@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nbtoolsched.shell._parse import ShellParseError, parse_command, split_command, strip_env_prefix, strip_wrappers, subcommand_strings, wrapper_prefix_len
 
@@ -64,9 +66,10 @@ def test_redirections_are_reported() -> None:
 def test_heredoc_body_and_quoting() -> None:
     (quoted,) = split_command("cat <<'EOF'\n$(x) $y\nEOF")
     assert quoted.redirects[0].is_heredoc and quoted.redirects[0].target.is_static
-    (open_,) = split_command("cat <<EOF\n$(x) $y\nEOF")
+    open_, inner = split_command("cat <<EOF\n$(x) $y\nEOF")
     assert open_.redirects[0].target.runs_code
     assert open_.is_dynamic
+    assert inner.argv == ("x",)  # what the substitution runs is a command of its own
 
 
 @pytest.mark.parametrize(("word", "issue"), [
@@ -86,7 +89,7 @@ def test_heredoc_body_and_quoting() -> None:
     ("\"$x\"", "parameter expansion $x"),
 ])
 def test_dynamic_words(word: str, issue: str) -> None:
-    (cmd,) = split_command(f"echo {word}")
+    cmd = split_command(f"echo {word}")[0]  # a substitution's own command follows
     assert cmd.is_dynamic
     assert issue in cmd.issues
 
@@ -258,3 +261,63 @@ def test_non_ascii_values_come_from_the_original_text(command: str, values: list
     words = [w for cmd in split_command(command) for w in cmd.words]
     assert [w.value for w in words] == values
     assert all(command[w.start:w.end] == w.text for w in words)
+
+
+# -- bounds: the analysis runs on the event loop -----------------------------------------------
+
+
+def test_a_command_longer_than_the_bound_is_not_analysed() -> None:
+    from nbtoolsched.shell._parse import MAX_COMMAND_CHARS
+    from nbtoolsched.shell._readonly import analyze
+
+    command = "echo " + "a" * MAX_COMMAND_CHARS
+    assert "not analysed" in parse_command(command).errors[0]
+    assert subcommand_strings(command) is None
+    verdict = analyze(command)
+    assert not verdict.read_only and "not analysed" in verdict.reason
+
+
+@pytest.mark.parametrize("command", [
+    "true;" * 1001,
+    "".join(f"cat <<E{i}\nx\nE{i}\n" for i in range(1001)),
+    "cat" + " < a" * 1001,
+    "echo" + " a" * 10_001,
+])
+def test_more_simple_commands_or_heredocs_than_the_bound_are_not_analysed(command: str) -> None:
+    errors = parse_command(command).errors
+    assert errors and "not analysed" in errors[0]
+
+
+def test_many_heredocs_below_the_bound_are_each_read() -> None:
+    command = "".join(f"cat <<E{i}\nline {i}\nE{i}\n" for i in range(900))
+    parsed = parse_command(command)
+    assert parsed.ok and len(parsed.commands) == 900
+    assert parsed.commands[-1].redirects[0].target.value == "line 899\n"
+
+
+def test_a_stray_heredoc_operator_among_many_literal_spans_is_found() -> None:
+    # Many quoted "<<" (literal spans), then one the parser reads as a test operator.
+    command = "echo " + " ".join("'<<'" for _ in range(500)) + "; [ x <<EOF ]\nrm -rf x\nEOF"
+    assert any("heredoc" in e for e in parse_command(command).errors)
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    text=st.text(alphabet="<\\ x", max_size=40),
+    spans=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 12)), max_size=8),
+)
+def test_operator_coverage_check_agrees_with_its_definition(text: str, spans: list[tuple[int, int]]) -> None:
+    from nbtoolsched.shell._heredoc import HeredocError
+    from nbtoolsched.shell._parse import _backslashes_before, _every_operator_is_known
+
+    literal = [(start, start + size) for start, size in spans]
+    expected = all(
+        _backslashes_before(text, pos) % 2 or any(start <= pos < end for start, end in literal)
+        for pos in range(len(text) - 1) if text.startswith("<<", pos)
+    )
+    try:
+        _every_operator_is_known(text, literal)
+        found = True
+    except HeredocError:
+        found = False
+    assert found == expected

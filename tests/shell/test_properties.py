@@ -181,3 +181,76 @@ def test_static_words_match_bash(args: str) -> None:
     (cmd,) = parsed.commands
     assume(cmd.argv[0] == "a" and not cmd.is_dynamic and not cmd.redirects)
     assert _bash_runs(f"a {args}") == [cmd.argv], args
+
+
+# Expansions that make bash evaluate a variable's value as code: with P (and $_) holding
+# "a[$(mark)]" and Q "$(mark)", bash runs `mark` for some forms. Each such form must
+# count as running code (no allow rule may match the command holding it).
+_NAMES = ["P", "_", "x", "1", "$P", "${P}", "Q"]
+_FORMS = sorted({
+    template.format(v=v)
+    for v in _NAMES
+    for template in [
+        "$(({v}))", "$[{v}]", "${{b[{v}]}}", "${{#b[{v}]}}", "${{!{v}}}", "${{x:{v}}}",
+        "${{x:1:{v}}}", "${{x[@]:{v}}}", "${{{v}@P}}", "${{{v}@Q}}", "${{{v}@E}}", "${{{v}:-y}}",
+        "${{{v}:+$(({v}))}}", "\"${{b[{v}]}}\"", "${{b[@]}}", "${{{v}/a/b}}", "${{#{v}}}",
+    ]
+    if "{v}" not in template or not (v.startswith("$") and "@" in template)
+})
+_SETUP = "P='a[$(mark)]'; Q='$(mark)'; x=(1 2 3); b=(1 2); : \"$P\"; "
+
+
+@needs_bash
+@pytest.mark.parametrize("form", _FORMS)
+def test_expansions_bash_evaluates_as_code_count_as_running_code(form: str) -> None:
+    from nbtoolsched.shell._parse import subcommand_strings
+
+    parsed = parse_command(f"git log {form}")
+    if ("mark",) in _bash_runs(f"{_SETUP}echo {form}"):
+        assert subcommand_strings(f"git log {form}") is None, form
+        assert parsed.errors or parsed.commands[0].runs_code, form  # (a parse error also refuses)
+
+
+# What the deny rules see (invocations.py) against what bash runs, through the runners
+# bash itself provides (the external ones, env or xargs, cannot run without a PATH).
+_SPELLINGS = [
+    "\\rm -x a", "\"rm\" -x a", "r''m -x a", "'r'\"m\" -x", "command rm -x", "command -p rm -x",
+    "builtin command rm -x", "exec rm -x", "eval rm -x", "eval 'rm -x'", "eval \"command rm\" -x",
+    "time rm -x", "time -p rm -x", "trap 'rm -x' EXIT", "trap -- 'rm -x' EXIT", "! rm -x",
+    "{ rm -x; }", "(rm -x)", "f() { rm -x; }; f", "echo $(rm -x)", "echo `rm -x`", "cat <(rm -x)",
+    "echo \"${u:-$(rm -x)}\"", "x=$(rm -x)", "rm -x | rm -y", "if rm -x; then rm -y; fi",
+    "eval eval rm -x", "command eval 'exec rm -x'", "export X=$(rm -x)", "local x=`rm -x`",
+    "for i in $(rm -x); do :; done", "case $(rm -x) in $(rm -y)) :;; esac", "(( $(rm -x) ))",
+    "a=(1 $(rm -x))", "echo > $(rm -x)", "cat <<E\n$(rm -x)\nE", "[[ $(rm -x) ]]",
+]
+
+
+@needs_bash
+@pytest.mark.parametrize("command", _SPELLINGS)
+def test_every_program_bash_runs_is_an_invocation(command: str) -> None:
+    from nbtoolsched.shell._invocations import command_line
+
+    line = command_line(command)
+    assert line.problems == (), line.problems
+    found = {inv.words for inv in line.invocations}
+    for argv in _bash_runs(command):  # None (a computed word) stands for any word
+        assert any(len(words) == len(argv) and all(w in (None, a) for w, a in zip(words, argv))
+                   for words in found), (command, argv, found)
+
+
+# Builtins that evaluate an argument as code: with the payload in a static word or in $P.
+_CODE_COMMANDS = [
+    "printf -v 'a[$(mark)]' x", "printf -v \"$P\" x", "printf -v\"$P\" x", "read \"$P\" <<< x",
+    "test -v \"$P\"", "[ -v \"$P\" ]", "[[ -v $P ]]", "[[ $P -eq 1 ]]", "[[ 1 -lt P ]]", "let \"$P\"",
+    "let P", "sleep 0 & wait -n -p \"$P\"", "a=(); unset \"$P\"", "compgen -W '$(mark)' x",
+    "printf -v x '%s' \"$P\"", "read x <<< \"$P\"", "test -n \"$P\"", "[[ -n $P ]]", "[[ 1 -eq 1 ]]",
+]
+
+
+@needs_bash
+@pytest.mark.parametrize("command", _CODE_COMMANDS)
+def test_builtins_that_evaluate_an_argument_count_as_running_code(command: str) -> None:
+    from nbtoolsched.shell._parse import subcommand_strings
+
+    if ("mark",) in _bash_runs(f"{_SETUP}{command}"):
+        assert subcommand_strings(command) is None, command

@@ -116,7 +116,7 @@ def test_read_only_reason_lists_the_commands() -> None:
     ("cat < /dev/udp/1.2.3.4/53", False),
     ("docker inspect x", True),
     ("docker exec x ls", False),
-    ("node -v", True),
+    ("node -v", False),  # node may be a version manager's shim (see EXACT_READONLY)
     ("node -v --run x", False),
     ("pwd -P", True),
     ("pwd x", False),
@@ -209,3 +209,34 @@ def test_analyze_never_raises() -> None:
 ])
 def test_is_benign_exit(command: str, code: int, benign: bool) -> None:
     assert is_benign_exit(command, code) is benign
+
+
+# GNU tools take any unambiguous prefix of a long option (--out is --output): a refused
+# option must stay refused however it is abbreviated.
+def _refused_long_options() -> list[tuple[str, str]]:
+    from nbtoolsched.shell._allowlists import WRITE_FLAGS
+
+    return sorted((tool, flag) for tool, flag in WRITE_FLAGS if flag.startswith("--"))
+
+
+@pytest.mark.parametrize(("tool", "flag"), _refused_long_options())
+def test_an_abbreviated_refused_option_is_never_read_only(tool: str, flag: str) -> None:
+    from nbtoolsched.shell._allowlists import FLAG_COMMANDS
+
+    known = {name for key, spec in FLAG_COMMANDS.items() if key[0] == tool for name in spec.flags}
+    for end in range(3, len(flag) + 1):
+        prefix = flag[:end]
+        if prefix in known:
+            continue  # an exact option of the tool: getopt_long takes that one
+        for command in (f"{tool} {prefix} x", f"{tool} {prefix}=x y", f"git {prefix} status", f"git log {prefix}"):
+            if command.startswith("git") != (tool == "git"):
+                continue
+            assert not analyze(command).read_only, command
+
+
+def test_jq_options_and_modules_that_load_files_are_not_read_only() -> None:
+    for command in ("jq -nf prog.jq", "jq -rL /tmp .", "jq --rawf x f .", "jq -n 'import \"m\" as $m; $m'",
+                    "jq -n 'include \"m\"; .'", "jq -n '\"m\" | modulemeta'", "jq -n '$__loc__'"):
+        verdict = analyze(command)
+        assert not verdict.read_only, command
+    assert analyze("jq -r '.important' f.json").read_only

@@ -739,3 +739,61 @@ def test_private_index_only_for_read_only_git(tmp_path: Path) -> None:
     for command, read_only in (("ls", True), ("git status", False)):
         with bash_module.private_git_index(command, str(src), read_only) as index:
             assert index is None
+
+
+async def test_read_only_git_writes_no_shared_index_even_when_the_user_config_asks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The repository's core.splitIndex is refused by the read-only check; the user's own
+    # config is not checked, so read-only git runs with core.splitIndex=false on top.
+    src = stale(tmp_path)
+    user_config = tmp_path / "gitconfig"
+    user_config.write_text("[core]\n\tsplitIndex = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user_config))
+    before = sorted(os.listdir(src / ".git"))
+    sched, asked = guarded(src, tmp_path / "session")
+    [result] = await sched.run([use("git diff --stat")])
+    assert asked == [] and not result.is_error, result.text
+    assert sorted(os.listdir(src / ".git")) == before
+
+
+def test_command_env_forces_no_split_index_after_the_callers_own_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "user.name")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "me")
+    env = command_env(read_only=True)
+    assert env["GIT_CONFIG_COUNT"] == "2" and env["GIT_CONFIG_KEY_0"] == "user.name"
+    assert (env["GIT_CONFIG_KEY_1"], env["GIT_CONFIG_VALUE_1"]) == ("core.splitIndex", "false")
+    assert command_env(read_only=False).get("GIT_CONFIG_COUNT") == "1"
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo", "large"])
+def test_the_private_index_copy_follows_no_link_and_stops_at_its_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str,
+) -> None:
+    # The read-only check refuses such an index; this is the copy's own guard, for an
+    # index swapped in between the check and the run.
+    src = repository(tmp_path)
+    index = src / ".git" / "index"
+    if kind == "link":
+        index.unlink()
+        os.symlink("/dev/zero", index)
+    elif kind == "fifo":
+        index.unlink()
+        os.mkfifo(index)  # opening it for reading would wait for a writer forever
+    else:
+        monkeypatch.setattr(bash_module, "MAX_INDEX_BYTES", 100)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with pytest.raises(bash_module.GitIndexError):
+        with bash_module.private_git_index("git status", str(src), True):
+            pass
+    assert list(scratch.iterdir()) == []
+
+
+def test_the_private_index_copy_keeps_the_mtime(tmp_path: Path) -> None:
+    src = repository(tmp_path)
+    stamp = (src / ".git" / "index").stat().st_mtime_ns
+    with bash_module.private_git_index("git status", str(src), True) as index:
+        assert index is not None and Path(index).stat().st_mtime_ns == stamp
