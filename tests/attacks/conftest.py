@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.models.scripted import tool_use
+from nbtoolsched.models import tool_use
 
 SECRET = "SECRET-7f3a"
 READ_DENIES = ["Read(.env)", "Read(secrets/**)"]
