@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._hosts import host_key, url_host
 from ..tool._base import ReadOnlyTool, ToolOutput, Validation
 from ..tool._context import ToolContext
 
@@ -61,8 +62,11 @@ class DomainRules:
         return cls(None if allow is None else frozenset(_norm_host(d) for d in allow), frozenset(_norm_host(d) for d in block))
 
     def refusal(self, host: str) -> str | None:
-        """Why ``host`` may not be fetched, or None when it may."""
-        host = _norm_host(host)
+        """Why ``host`` may not be fetched, or None when it may (any spelling of it: see _hosts)."""
+        key = host_key(host)
+        if key is None:
+            return f"cannot tell which host {host!r} is"
+        host = key
         if any(_covers(rule, host) for rule in self.block):
             return f"the domain {host} is blocked by the WebFetch domain rules"
         if self.allow is not None and not any(_covers(rule, host) for rule in self.allow):
@@ -72,7 +76,10 @@ class DomainRules:
 
 
 def _norm_host(host: str) -> str:
-    return host.strip().lower().rstrip(".")
+    key = host_key(host)
+    if key is None:
+        raise ValueError(f"WebFetch domain rules: {host!r} is not a host name or address")
+    return key
 
 
 def _covers(rule: str, host: str) -> bool:
@@ -131,7 +138,10 @@ class WebFetchTool(ReadOnlyTool[WebFetchInput]):
         if parts.username or parts.password:
             return "URLs with a user name or password in them are refused; remove the credentials"
         del port
-        return self.rules.refusal(parts.hostname)
+        host = url_host(url)  # the host httpx will connect to, in the spelling the permission rules use
+        if host is None:
+            return f"cannot tell which host {url!r} reaches (its host is not a plain name or address)"
+        return self.rules.refusal(host)
 
     async def call(self, input: WebFetchInput, ctx: ToolContext) -> ToolOutput:
         try:
@@ -224,9 +234,10 @@ def _same_site(a: str, b: str) -> bool:
     pa, pb = urlsplit(a), urlsplit(b)
     if pb.scheme not in ("http", "https"):
         return False
-    host_a = (pa.hostname or "").removeprefix("www.")
-    host_b = (pb.hostname or "").removeprefix("www.")
-    return host_a == host_b and (pa.port or _default_port(pa.scheme)) == (pb.port or _default_port(pb.scheme))
+    host_a, host_b = url_host(a), url_host(b)  # as httpx reads them: a parser quirk cannot move the host
+    if host_a is None or host_b is None:
+        return False
+    return host_a.removeprefix("www.") == host_b.removeprefix("www.") and (pa.port or _default_port(pa.scheme)) == (pb.port or _default_port(pb.scheme))
 
 
 def _default_port(scheme: str) -> int:
