@@ -1,7 +1,7 @@
 """Which host a URL reaches, in one spelling, so domain rules match what the client connects to.
 
 The rules compare host names, but the HTTP client (httpx) and the resolver read many
-spellings as the same host: ``127.1``, ``2130706433``, ``0x7f000001``, ``0177.0.0.1``
+spellings as the same host: ``127.1``, ``2130706433``, ``0x7f000001``, ``0x7f.0.0.01``
 and ``[::ffff:7f00:1]`` all reach 127.0.0.1, and IDNA maps ``127。0。0。1`` (ideographic
 full stops) and ``BÜCHER.de.`` to plain ASCII. ``url_host`` takes the host exactly as
 httpx will send it to the resolver (``httpx.URL(url).raw_host``) and ``canonical_host``
