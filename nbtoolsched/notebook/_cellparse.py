@@ -14,7 +14,7 @@ from .._errors import CellError
 import difflib
 import json
 import re
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import yaml
 
@@ -27,7 +27,8 @@ _EXAMPLE = "for example, one call per line: - Read: {file_path: README.md}"
 MAX_DEPTH = 100  # containers inside containers
 MAX_VALUES = 100_000  # values, counting each YAML alias and $name as everything it stands for
 # Brackets outside quoted strings ('...' too: a flow-style YAML body also starts with "{").
-_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\']*\'|[\[\]{}]')
+_JSON_SPECIAL = re.compile(r"[\"'\[\]{}]")
+_DOUBLE_QUOTED = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+')  # up to (not including) the closing quote
 
 
 class IdMaker:
@@ -86,15 +87,46 @@ def _load(body: str, namespace: Mapping[str, Any]) -> Any:
 def _check_json_depth(text: str) -> None:
     """Refuse JSON nested deeper than MAX_DEPTH before parsing it (the parser recurses)."""
     depth = 0
-    for token in _JSON_TOKENS.finditer(text):
-        char = token.group()
+    for at, char in _brackets(text):
         if char in "[{":
             depth += 1
             if depth > MAX_DEPTH:
-                line = text.count("\n", 0, token.start()) + 1
+                line = text.count("\n", 0, at) + 1
                 raise CellError(f"the cell is nested more than {MAX_DEPTH} levels deep (line {line}); tool inputs are never that deep")
         elif char in "]}":
             depth = max(0, depth - 1)
+
+
+def _brackets(text: str) -> Iterator[tuple[int, str]]:
+    """Brackets outside '...' and "..." strings (a quote left open is not a string), in
+    time linear in ``text``.
+
+    One regex over the whole text (a string, or else a bracket) tried every quote as a
+    start and scanned on from each to the end of an unclosed string: minutes for a
+    200 KB cell of escaped quotes. Here a scan that finds no closing quote also settles
+    every quote it passed: each of those was escaped, and a string starting there would
+    be read from the next character on exactly as this one was, so it fails where this
+    one did. A single-quoted string that does not close means no later one closes.
+    """
+    pos, unclosed_until, single_quotes_close = 0, -1, True
+    while (found := _JSON_SPECIAL.search(text, pos)) is not None:
+        at, char = found.start(), found.group()
+        pos = at + 1
+        if char == '"':
+            if at >= unclosed_until:
+                end = _DOUBLE_QUOTED.match(text, at).end()  # type: ignore[union-attr]
+                if text.startswith('"', end):
+                    pos = end + 1
+                else:
+                    unclosed_until = end
+        elif char == "'":
+            end = text.find("'", at + 1) if single_quotes_close else -1
+            if end >= 0:
+                pos = end + 1
+            else:
+                single_quotes_close = False
+        else:
+            yield at, char
 
 
 def _yaml_or(text: str, json_error: str | None) -> Any:

@@ -214,6 +214,8 @@ def _edit_check(facts: CallFacts, paths: list[str]) -> Decision:
 def _web_check(facts: CallFacts) -> Decision:
     url = facts.input.get("url")
     host = host_of(url) if isinstance(url, str) else None
+    if host is None:  # no rule can be matched on a host that cannot be told: ask, even in bypass mode
+        return Decision.ask(f"{facts.tool.name} needs approval: cannot tell which host {url!r} reaches.", DecisionReason("safety_check", "unreadable host"))
     for behavior in ("deny", "ask", "allow"):
         rule = next((r for r in facts.rules.content_rules(behavior, facts.names) if domain_rule_matches(r, host)), None)
         if rule is not None:

@@ -11,8 +11,10 @@ PreToolUse hook's ``ask`` goes to the person in every mode, as in Claude Code (i
 dontAsk and auto mode convert only the rule engine's asks). Before a person is asked,
 PermissionRequest hooks may answer instead; after the classifier refuses a call,
 PermissionDenied hooks run.
-Deliberately stricter than Claude Code in two places: a hook's ``ask`` does not skip
-deny rules, and plan mode denies (rather than asks for) calls that are not read-only.
+Deliberately stricter than Claude Code in three places: a hook's ``ask`` does not skip
+deny rules, plan mode denies (rather than asks for) calls that are not read-only, and an
+input that a PermissionRequest hook or the approver puts in place is checked again
+(``_recheck``) instead of being run as given.
 """
 
 from __future__ import annotations
@@ -234,14 +236,14 @@ class Permissions:
     async def _settle_ask(self, request: PermissionRequest, decision: Decision, mode: Mode) -> Decision:
         tool = request.tool
         if _from_hook(decision):
-            return await self._ask_person(request, decision)  # a hook's ask is for a person, whatever the mode
+            return await self._ask_person(request, decision, mode)  # a hook's ask is for a person, whatever the mode
         if mode == "dontAsk":
             return _dont_ask(tool.name, decision)
         if mode == "auto":
             settled = await self._auto(request, decision)
             if settled is not None:
                 return settled
-        return await self._ask_person(request, decision)
+        return await self._ask_person(request, decision, mode)
 
     async def _auto(self, request: PermissionRequest, decision: Decision) -> Decision | None:
         """Settle an ask without a person, or None to fall back to asking."""
@@ -312,35 +314,96 @@ class Permissions:
                 except PermissionConfigError:
                     pass  # a rule that cannot be read is not added
 
-    async def _ask_person(self, request: PermissionRequest, decision: Decision) -> Decision:
+    async def _ask_person(self, request: PermissionRequest, decision: Decision, mode: Mode) -> Decision:
+        """PermissionRequest hooks, then the approver; an input either of them changes is
+        checked again before it may run (``_recheck``)."""
         tool = request.tool
-        approver: Approver = request.approver or self.approver
         suggestions = decision.suggestions or _default_suggestions(tool, request.input)
         hooked = await self._permission_request(request, tuple(suggestions))
+        changed: dict[str, Any] | None = None  # the input a hook or the approver put in place
         if hooked is not None:
-            if hooked.behavior == "allow":
+            if hooked.behavior != "allow":
+                return hooked
+            if not _changes(hooked.updated_input, request.input):
                 self.denials.record_allow()
-                return hooked if hooked.updated_input is not None else replace(hooked, updated_input=decision.updated_input)
-            return hooked
-        asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), decision.message or _ask_text(tool), tuple(suggestions))
-        try:
-            answer = await approver(asked)
-        except (ApprovalDeferred, asyncio.CancelledError, AbortError):
-            raise
-        except Exception as err:  # noqa: BLE001 - a broken approver rejects, and stops the turn
-            return Decision.deny(f"The approval step failed ({err}); the {tool.name} call was not run.", DecisionReason("user", "approver error"), abort_turn=True)
-        if answer.kind == "deny":
-            return _rejection(tool.name, decision, answer)
-        if answer.kind == "allow_always":
-            for rule in answer.rules or asked.suggested_rules or (tool.name,):
-                try:
-                    self.add_session_rule(rule)
-                except PermissionConfigError:
-                    pass  # a suggestion the person could not have meant: the one call is still allowed
-        self.denials.record_allow()
-        updated = answer.updated_input or decision.updated_input
-        who = "a headless allow policy" if answer.by_policy else "the user"
-        return replace(Decision.allow(updated, DecisionReason("user", f"approved by {who}")), feedback=answer.feedback)
+                return replace(hooked, updated_input=decision.updated_input)
+            source = hooked.reason.source if hooked.reason is not None and hooked.reason.source else "a PermissionRequest hook"
+            checked, request = await self._recheck(request, hooked, mode, f"the hook {source}")
+            if checked.behavior != "ask":
+                if checked.behavior == "allow":
+                    self.denials.record_allow()
+                return checked
+            # A rule asks about the hook's input: a person judges that input (Claude Code's
+            # answer to a PreToolUse hook's allow that an ask rule objects to).
+            decision, changed = checked, request.input
+        approver: Approver = request.approver or self.approver
+        shown: set[str] = set()
+        for _ in range(_MAX_REASKS + 1):
+            message = decision.message or _ask_text(tool)
+            shown.add(message)
+            if changed is not None:  # rules to save for the input being approved, not the one it replaced
+                suggestions = decision.suggestions or _default_suggestions(tool, request.input)
+            asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), message, tuple(suggestions))
+            try:
+                answer = await approver(asked)
+            except (ApprovalDeferred, asyncio.CancelledError, AbortError):
+                raise
+            except Exception as err:  # noqa: BLE001 - a broken approver rejects, and stops the turn
+                return Decision.deny(f"The approval step failed ({err}); the {tool.name} call was not run.", DecisionReason("user", "approver error"), abort_turn=True)
+            if answer.kind == "deny":
+                return _rejection(tool.name, decision, answer)
+            if answer.kind == "allow_always":
+                for rule in answer.rules or asked.suggested_rules or (tool.name,):
+                    try:
+                        self.add_session_rule(rule)
+                    except PermissionConfigError:
+                        pass  # a suggestion the person could not have meant: the one call is still allowed
+            who = "a headless allow policy" if answer.by_policy else "the user"
+            approved = Decision.allow(None, DecisionReason("user", f"approved by {who}"))
+            if _changes(answer.updated_input, request.input):
+                assert answer.updated_input is not None
+                proposal = replace(approved, updated_input=answer.updated_input)
+                checked, request = await self._recheck(request, proposal, mode, "the approver")
+                changed = request.input
+                if checked.behavior == "deny":
+                    return replace(checked, feedback=answer.feedback)
+                if checked.behavior == "ask" and (checked.message or _ask_text(tool)) not in shown:
+                    decision = checked  # the edited input raises an objection the approver has not seen
+                    continue
+            self.denials.record_allow()
+            updated = changed if changed is not None else decision.updated_input
+            return replace(approved, updated_input=updated, feedback=answer.feedback)
+        return Decision.deny(
+            f"The approver kept changing this {tool.name} call's input into ones that need approval again, so it was not run.",
+            DecisionReason("user", "too many edited inputs"),
+        )
+
+    async def _recheck(
+        self, request: PermissionRequest, proposal: Decision, mode: Mode, who: str
+    ) -> tuple[Decision, PermissionRequest]:
+        """An input a PermissionRequest hook or the approver put in place, held to the same
+        checks as the model's: the schema, the tool's ``validate_input``, then every rule
+        and check (deny and ask rules, the tool's own check with the read-only analysis of
+        the new command, plan mode) as for a PreToolUse hook's ``updatedInput``.
+
+        Deliberately stricter than Claude Code, which runs either one's ``updatedInput``
+        unchecked. Returns the decision (the proposal when nothing objects) and the request
+        for the new input.
+        """
+        tool, ctx = request.tool, request.ctx
+        updated = proposal.updated_input
+        assert updated is not None
+        parsed = _parse(tool, updated, _INVALID)
+        if parsed is _INVALID:
+            why = f"{who} changed the {tool.name} input into one the tool does not accept, so the call was not run."
+            return Decision.deny(why, DecisionReason("hook" if _from_hook(proposal) else "user", "invalid updated input")), request
+        if overrides(tool, "validate_input"):
+            verdict = await tool.validate_input(parsed, ctx)
+            if not verdict.ok:
+                why = f"{verdict.message} (the input was changed by {who}, so the call was not run)"
+                return Decision.deny(why, DecisionReason("hook" if _from_hook(proposal) else "user", "updated input fails validation")), request
+        request = replace(request, input=updated, parsed=parsed)
+        return await self._evaluate(tool, updated, parsed, ctx, proposal, mode), request
 
     # -- evaluation (everything before asking) ------------------------------------------------
     async def evaluate(
@@ -504,6 +567,11 @@ def _ask_text(tool: Tool) -> str:
     return f"{tool.name} needs permission to run, and no rule allows it yet."
 
 
+def _changes(updated: dict[str, Any] | None, current: dict[str, Any]) -> bool:
+    """Whether a hook's or the approver's ``updated_input`` differs from the input already checked."""
+    return updated is not None and updated != current
+
+
 def _from_hook(decision: Decision) -> bool:
     return decision.reason is not None and decision.reason.kind == "hook"
 
@@ -557,6 +625,7 @@ def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:
         return False
 
 
+_MAX_REASKS = 3  # how often the approver is asked again about inputs it edited itself
 _INVALID = object()  # _parse's fallback when a rejected input must not be judged at all
 
 

@@ -10,8 +10,8 @@ import fnmatch
 import functools
 import os
 from typing import Callable, Iterable
-from urllib.parse import urlparse
 
+from .._hosts import host_key, url_host
 from ..shell._invocations import command_line
 from ._paths import compile_path_pattern, paths_for_check, pattern_may_match_within
 from ._rules import EDIT_RULE_TOOLS, READ_RULE_TOOLS, SHELL_RULE_TOOLS, PermissionRule
@@ -73,16 +73,14 @@ def path_rule_may_match_within(rule: PermissionRule, folders: list[str], cwd: st
 
 
 def host_of(url: str) -> str | None:
-    try:
-        host = urlparse(url if "//" in url else "//" + url).hostname
-    except ValueError:
-        return None
-    return host.lower() if host else None
+    """The host a fetch of ``url`` reaches, as httpx and the resolver read it (see _hosts); None: cannot tell."""
+    return url_host(url if "//" in url else "http://" + url)
 
 
 def domain_rule_matches(rule: PermissionRule, host: str | None) -> bool:
+    """``domain:<host>`` names one host (as in Claude Code), compared in canonical form on both sides."""
     content = rule.value.content or ""
-    return host is not None and content.startswith("domain:") and content[7:].strip().lower() == host
+    return host is not None and content.startswith("domain:") and host_key(content[7:]) == host
 
 
 def content_rule_matches(rule: PermissionRule, content: str) -> bool:

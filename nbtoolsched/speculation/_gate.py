@@ -233,6 +233,10 @@ class SpeculationGate:
             return self.stop("permission", name, _detail(request.input), stopped_permission(name, "it needs the user's approval"))
         if decision is None:
             why = f"the permission check failed ({failure})"
+        elif decision.behavior == "allow" and decision.updated_input not in (None, request.input):
+            # A PermissionRequest hook (or a check) wants another input run: this policy
+            # judged only the one it was given, so the speculation stops (fail closed).
+            why = "the session's permission step changed its input"
         elif decision.behavior == "allow":
             return allowed
         else:

@@ -11,17 +11,18 @@ prompt; pass ``summarizer=`` to do the same).
 from __future__ import annotations
 
 import asyncio
-import re
+import threading
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from typing import Awaitable, Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._hosts import host_key, url_host
 from ..tool._base import ReadOnlyTool, ToolOutput, Validation
 from ..tool._context import ToolContext
+from ._html_text import html_to_text
 
 __all__ = ["WebFetchTool", "WebFetchInput", "DomainRules", "html_to_text", "FetchError"]
 
@@ -61,8 +62,11 @@ class DomainRules:
         return cls(None if allow is None else frozenset(_norm_host(d) for d in allow), frozenset(_norm_host(d) for d in block))
 
     def refusal(self, host: str) -> str | None:
-        """Why ``host`` may not be fetched, or None when it may."""
-        host = _norm_host(host)
+        """Why ``host`` may not be fetched, or None when it may (any spelling of it: see _hosts)."""
+        key = host_key(host)
+        if key is None:
+            return f"cannot tell which host {host!r} is"
+        host = key
         if any(_covers(rule, host) for rule in self.block):
             return f"the domain {host} is blocked by the WebFetch domain rules"
         if self.allow is not None and not any(_covers(rule, host) for rule in self.allow):
@@ -72,7 +76,10 @@ class DomainRules:
 
 
 def _norm_host(host: str) -> str:
-    return host.strip().lower().rstrip(".")
+    key = host_key(host)
+    if key is None:
+        raise ValueError(f"WebFetch domain rules: {host!r} is not a host name or address")
+    return key
 
 
 def _covers(rule: str, host: str) -> bool:
@@ -131,7 +138,10 @@ class WebFetchTool(ReadOnlyTool[WebFetchInput]):
         if parts.username or parts.password:
             return "URLs with a user name or password in them are refused; remove the credentials"
         del port
-        return self.rules.refusal(parts.hostname)
+        host = url_host(url)  # the host httpx will connect to, in the spelling the permission rules use
+        if host is None:
+            return f"cannot tell which host {url!r} reaches (its host is not a plain name or address)"
+        return self.rules.refusal(host)
 
     async def call(self, input: WebFetchInput, ctx: ToolContext) -> ToolOutput:
         try:
@@ -185,8 +195,17 @@ class WebFetchTool(ReadOnlyTool[WebFetchInput]):
             raise FetchError(f"{url} is {content_type} content, which WebFetch cannot show as text")
         body, cut = await _read_capped(response, self.max_bytes, ctx)
         raw = body.decode(response.encoding or "utf-8", errors="replace")
-        text = html_to_text(raw, base_url=url) if _is_html(content_type, raw) else raw
+        text = await self._convert(raw, url) if _is_html(content_type, raw) else raw
         return _Page(url, response.status_code, content_type, len(body), cut, text)
+
+    async def _convert(self, raw: str, url: str) -> str:
+        """HTML to text off the event loop, so other calls and the notebook keep running
+        and the tool's timeout applies: when it fires, the conversion is told to stop."""
+        stop = threading.Event()
+        try:
+            return await asyncio.to_thread(html_to_text, raw, url, max_chars=self.max_content_chars, stop=stop)
+        finally:
+            stop.set()
 
     def _truncate(self, text: str) -> str:
         limit = self.max_content_chars
@@ -224,9 +243,10 @@ def _same_site(a: str, b: str) -> bool:
     pa, pb = urlsplit(a), urlsplit(b)
     if pb.scheme not in ("http", "https"):
         return False
-    host_a = (pa.hostname or "").removeprefix("www.")
-    host_b = (pb.hostname or "").removeprefix("www.")
-    return host_a == host_b and (pa.port or _default_port(pa.scheme)) == (pb.port or _default_port(pb.scheme))
+    host_a, host_b = url_host(a), url_host(b)  # as httpx reads them: a parser quirk cannot move the host
+    if host_a is None or host_b is None:
+        return False
+    return host_a.removeprefix("www.") == host_b.removeprefix("www.") and (pa.port or _default_port(pa.scheme)) == (pb.port or _default_port(pb.scheme))
 
 
 def _default_port(scheme: str) -> int:
@@ -269,126 +289,3 @@ def _is_html(content_type: str, raw: str) -> bool:
     if content_type in ("text/html", "application/xhtml+xml"):
         return True
     return not content_type and raw.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
-
-
-# -- HTML to text --------------------------------------------------------------------------
-
-_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas", "head"})
-_BLOCK = frozenset({
-    "p", "div", "section", "article", "main", "header", "footer", "nav", "aside", "ul", "ol", "table",
-    "tr", "blockquote", "form", "figure", "figcaption", "dl", "dt", "dd", "hr", "address", "details", "summary",
-})
-_HEADINGS = {f"h{i}": i for i in range(1, 7)}
-
-
-class _TextExtractor(HTMLParser):
-    """Collects readable text: block elements break lines, headings and links keep their form."""
-
-    def __init__(self, base_url: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.base_url = base_url
-        self.out: list[str] = []
-        self.skip = 0
-        self.pre = 0
-        self.title: list[str] | None = None
-        self.title_text = ""
-        self.links: list[tuple[str, int]] = []  # (href, position in out)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self.title = []
-        if tag in _SKIP:
-            self.skip += 1
-            return
-        if self.skip:
-            return
-        if tag in _HEADINGS:
-            self._break(2)
-            self.out.append("#" * _HEADINGS[tag] + " ")
-        elif tag in _BLOCK:
-            self._break(2 if tag in ("p", "blockquote", "table", "ul", "ol") else 1)
-        elif tag == "br":
-            self.out.append("\n")
-        elif tag == "li":
-            self._break(1)
-            self.out.append("- ")
-        elif tag in ("td", "th"):
-            self.out.append(" | ")
-        elif tag == "pre":
-            self._break(2)
-            self.out.append("```\n")
-            self.pre += 1
-        elif tag == "a":
-            href = dict(attrs).get("href") or ""
-            self.links.append((href, len(self.out)))
-            self.out.append("[")
-        elif tag == "img":
-            alt = (dict(attrs).get("alt") or "").strip()
-            if alt:
-                self.out.append(f"[image: {alt}]")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title" and self.title is not None:
-            self.title_text = " ".join("".join(self.title).split())
-            self.title = None
-        if tag in _SKIP:
-            self.skip = max(0, self.skip - 1)
-            return
-        if self.skip:
-            return
-        if tag in _HEADINGS or tag in _BLOCK:
-            self._break(2 if tag in _HEADINGS or tag in ("p", "blockquote", "table", "ul", "ol") else 1)
-        elif tag == "pre" and self.pre:
-            self.pre -= 1
-            self.out.append("\n```")
-            self._break(2)
-        elif tag == "a" and self.links:
-            self._close_link()
-
-    def handle_data(self, data: str) -> None:
-        if self.title is not None:
-            self.title.append(data)
-        if self.skip:
-            return
-        if self.pre:
-            self.out.append(data)
-            return
-        text = re.sub(r"\s+", " ", data)
-        if not self.out or self.out[-1].endswith("\n"):
-            text = text.lstrip()
-        if text:
-            self.out.append(text)
-
-    def _close_link(self) -> None:
-        href, at = self.links.pop()
-        text = "".join(self.out[at + 1:]).strip()
-        del self.out[at:]
-        target = urljoin(self.base_url, href) if href and not href.startswith(("javascript:", "#")) else ""
-        if target and text:
-            self.out.append(f"[{text}]({target})")
-        elif text:
-            self.out.append(text)
-
-    def _break(self, lines: int) -> None:
-        self.out.append("\n" * lines)
-
-    def text(self) -> str:
-        while self.links:
-            self._close_link()
-        body = "".join(self.out)
-        body = re.sub(r"[ \t]+\n", "\n", body)
-        body = re.sub(r"\n{3,}", "\n\n", body).strip()
-        if self.title_text and not body.startswith("# "):
-            body = f"# {self.title_text}\n\n{body}"
-        return body
-
-
-def html_to_text(html: str, base_url: str = "") -> str:
-    """Readable text from HTML: no scripts or styles, headings as ``#``, links as ``[text](url)``."""
-    parser = _TextExtractor(base_url)
-    try:
-        parser.feed(html)
-        parser.close()
-    except Exception:  # html.parser is lenient; this is a last resort for odd input
-        return re.sub(r"<[^>]+>", " ", html)
-    return parser.text()

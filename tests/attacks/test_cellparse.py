@@ -8,7 +8,7 @@ import textwrap
 
 _CHILD = textwrap.dedent(
     """
-    from nbtoolsched.notebook.cellparse import CellError, IdMaker, parse_cell
+    from nbtoolsched.notebook._cellparse import CellError, IdMaker, parse_cell
 
     body = "[" + '"\\\\' * 100_000
     try:

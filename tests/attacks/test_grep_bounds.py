@@ -17,7 +17,7 @@ _CHILD = textwrap.dedent(
     """
     import asyncio, resource, sys
     import nbtoolsched as nts
-    from nbtoolsched.models.scripted import tool_use
+    from nbtoolsched.models import tool_use
 
     class Refuser:
         async def __call__(self, request):

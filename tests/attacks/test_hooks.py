@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import nbtoolsched as nts
+from nbtoolsched.internals import PythonHook
 
 from .conftest import Refuser, run_one, scheduler
 
@@ -19,7 +20,7 @@ def _permission_request_rewriter(new_command: str) -> nts.Hooks:
         return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
 
     hooks = nts.Hooks()
-    hooks.add("PermissionRequest", nts.permissions.PythonHook(hook, name="rewriter"), "Bash")
+    hooks.add("PermissionRequest", PythonHook(hook, name="rewriter"), "Bash")
     return hooks
 
 

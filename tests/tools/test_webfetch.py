@@ -200,6 +200,18 @@ async def test_domain_rules(base_url: str) -> None:
     assert not allowed.is_error
 
 
+@pytest.mark.parametrize("host", ["127.1", "2130706433", "0x7f000001", "[::ffff:7f00:1]", "127\u30020\u30020\u30021"])
+async def test_a_blocked_address_stays_blocked_in_its_other_spellings(base_url: str, host: str) -> None:
+    port = base_url.rsplit(":", 1)[1]
+    result = await fetch(f"http://{host}:{port}/page.html", WebFetchTool(blocked_domains=["127.0.0.1"]))
+    assert result.is_error and "blocked" in result.text and "Main title" not in result.text
+
+
+async def test_a_url_whose_host_cannot_be_read_is_refused() -> None:
+    result = await fetch("http://ex%61mple.com/")
+    assert result.is_error and "cannot tell which host" in result.text
+
+
 def test_domain_rules_cover_subdomains_only() -> None:
     rules = DomainRules.of(allow=["example.com"], block=["bad.example.com"])
     assert rules.refusal("docs.example.com") is None

@@ -1,14 +1,17 @@
 """Grep: search file contents with a regex, through ripgrep or its pure-Python twin.
 
 The engines only find; this module orders and formats, once, so both give the same
-text: files by newest modification (files_with_matches), paths in order (content,
-count), context groups split by ``--``, long lines cut, head_limit/offset applied.
+text: files by newest modification (files_with_matches), paths in order (count; content
+comes in order from the engines), context groups split by ``--``, long lines cut,
+head_limit/offset applied. Content mode keeps only the page it shows: the engines stop
+one line past it (at most ``MAX_CONTENT_LINES`` lines without a head_limit), so a search
+that matches millions of lines costs no more memory than one that matches a page.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,12 +22,12 @@ from ._globs import split_glob_argument
 from ._paths import display, missing_path_message
 from ._protected import drop_protected, protected_filter
 from ._ripgrep import SearchTimeout
-from ._search import Engine, EngineChoice, FileHits, SearchError, SearchSpec, pick_engine
+from ._search import MAX_COLUMNS, Engine, EngineChoice, FileHits, LineSink, Row, SearchError, SearchSpec, pick_engine
 from ._glob import newest_first
 
 __all__ = ["GrepTool", "GrepInput", "MAX_COLUMNS"]
 
-MAX_COLUMNS = 500  # a matched line longer than this is cut (minified files)
+MAX_CONTENT_LINES = 20_000  # content lines shown by one call without a head_limit (then: use offset)
 
 
 class GrepInput(BaseModel):
@@ -76,16 +79,27 @@ class GrepTool(ReadOnlyTool[GrepInput], PathTool[GrepInput]):
     async def call(self, input: GrepInput, ctx: ToolContext) -> ToolOutput:
         target = self.target(input, ctx)
         spec = self.spec(input, target)
+        hidden = protected_filter(self, target, ctx)
+        sink = None
+        if spec.mode == "content":
+            grouped = bool(spec.before or spec.after)
+            sink = LineSink(input.offset, input.head_limit or MAX_CONTENT_LINES, grouped, _relative(spec.root, hidden))
         try:
-            found = await self.engine.search(spec, ctx.abort)
+            found = await self.engine.search(spec, ctx.abort, sink)
         except SearchError as err:
             return ToolOutput(f"Grep could not run the pattern {input.pattern!r}: {err}", is_error=True)
         except SearchTimeout as err:
             return ToolOutput(f"{err}. Search a narrower path or add a glob or type filter.", is_error=True)
-        shown = drop_protected(spec.root, found, protected_filter(self, target, ctx))
+        if sink is not None:
+            window = _content_rows(sink.rows, spec, input.line_numbers, ctx.cwd)
+            data = {"mode": spec.mode, "num_results": sink.seen, "complete": sink.complete}
+            return ToolOutput(data, content=_page(window, sink.seen, "lines", input, spec, complete=sink.complete))
+        shown = drop_protected(spec.root, found, hidden)
         found = {rel: found[rel] for rel in shown}
-        lines, total, unit = _render(spec, found, input, ctx.cwd)
-        return ToolOutput({"mode": spec.mode, "num_results": total}, content=_page(lines, total, unit, input, spec))
+        lines, total, unit = _render(spec, found, ctx.cwd)
+        window = lines[input.offset : input.offset + input.head_limit if input.head_limit else None]
+        matched = sum(hits.count for hits in found.values())
+        return ToolOutput({"mode": spec.mode, "num_results": total}, content=_page(window, total, unit, input, spec, matched=matched))
 
     @staticmethod
     def spec(input: GrepInput, target: str) -> SearchSpec:
@@ -110,62 +124,55 @@ def _context(specific: int | None, both: int | None) -> int:
     return specific if specific is not None else (both or 0)
 
 
-def _render(spec: SearchSpec, found: dict[str, FileHits], input: GrepInput, cwd: str) -> tuple[list[str], int, str]:
-    """All result lines (before paging), how many results, and what a result is called."""
-    def shown(rel: str) -> str:
-        return display(os.path.join(spec.root, rel), cwd)
+def _relative(root: str, hidden: Callable[[str], bool] | None) -> Callable[[str], bool] | None:
+    """``hidden`` (a test for absolute paths) for paths relative to ``root``."""
+    return None if hidden is None else (lambda rel: hidden(os.path.join(root, rel)))
 
+
+def _render(spec: SearchSpec, found: dict[str, FileHits], cwd: str) -> tuple[list[str], int, str]:
+    """All result lines of the files and count modes (before paging), how many, and what a result is called."""
     if spec.mode == "files_with_matches":
         files = [display(p, cwd) for p in newest_first(spec.root, list(found))]
         return files, len(files), "files"
     ordered = sorted(found)
-    if spec.mode == "count":
-        return [f"{shown(rel)}:{found[rel].count}" for rel in ordered], len(ordered), "files"
-    lines = _content_lines([(shown(rel), found[rel]) for rel in ordered], input.line_numbers, bool(spec.before or spec.after))
-    return lines, len(lines), "lines"
+    return [f"{display(os.path.join(spec.root, rel), cwd)}:{found[rel].count}" for rel in ordered], len(ordered), "files"
 
 
-def _content_lines(files: list[tuple[str, FileHits]], numbers: bool, grouped: bool) -> list[str]:
+def _content_rows(rows: list[Row | None], spec: SearchSpec, numbers: bool, cwd: str) -> list[str]:
+    labels: dict[str, str] = {}
     out: list[str] = []
-    for label, hits in files:
-        previous: int | None = None
-        for number in sorted(hits.lines):
-            text, is_match = hits.lines[number]
-            if grouped and out and (previous is None or number != previous + 1):
-                out.append("--")
-            sep = ":" if is_match else "-"
-            out.append(f"{label}{sep}{number}{sep}{_cut(text)}" if numbers else f"{label}{sep}{_cut(text)}")
-            previous = number
+    for row in rows:
+        if row is None:
+            out.append("--")
+            continue
+        label = labels.get(row.rel)
+        if label is None:
+            label = labels[row.rel] = display(os.path.join(spec.root, row.rel), cwd)
+        sep = ":" if row.is_match else "-"
+        out.append(f"{label}{sep}{row.number}{sep}{row.text}" if numbers else f"{label}{sep}{row.text}")
     return out
 
 
-def _cut(text: str) -> str:
-    text = text.rstrip("\r")
-    return text if len(text) <= MAX_COLUMNS else f"{text[:MAX_COLUMNS]}... [{len(text) - MAX_COLUMNS} more characters]"
-
-
-def _page(lines: list[str], total: int, unit: str, input: GrepInput, spec: SearchSpec) -> str:
-    if not lines:
+def _page(
+    window: list[str], total: int, unit: str, input: GrepInput, spec: SearchSpec, *, complete: bool = True, matched: int = 0
+) -> str:
+    """The page of results with its footer; ``total`` is a lower bound when not ``complete``."""
+    if not total:
         return "No files found." if spec.mode != "content" else "No matches found."
-    window = lines[input.offset : input.offset + input.head_limit if input.head_limit else None]
     if spec.mode == "files_with_matches":
         body = "\n".join([f"Found {_plural(total, 'file')}", *window])
     elif spec.mode == "count":
-        matched = sum(hits for hits in _counts(lines))
         body = "\n".join(window) + f"\n\nFound {_plural(matched, 'matching line')} in {_plural(total, 'file')}."
     else:
         body = "\n".join(window)
     end = input.offset + len(window)
     if not window:
-        body += f"\n\n(offset={input.offset} is past the last of the {len(lines)} {unit}.)"
-    elif input.offset or end < len(lines):
-        more = f"; use offset={end} to see more" if end < len(lines) else ""
-        body += f"\n\n(Showing {unit} {input.offset + 1}-{end} of {len(lines)}{more}.)"
+        body += f"\n\n(offset={input.offset} is past the last of the {total} {unit}.)"
+    elif input.offset or end < total or not complete:
+        more = f"; use offset={end} to see more" if end < total or not complete else ""
+        of = f"of {total}" if complete else f"of more than {end}"
+        body += f"\n\n(Showing {unit} {input.offset + 1}-{end} {of}{more}.)"
     return body.strip("\n")
-
-
-def _counts(lines: list[str]) -> list[int]:
-    return [int(line.rsplit(":", 1)[1]) for line in lines]
 
 
 def _plural(n: int, noun: str) -> str:

@@ -1,28 +1,33 @@
 """Grep's two engines, ripgrep and pure Python, behind one result shape.
 
-Both return, per file (a path relative to the search root), its matching-line count
-and, in content mode, its match and context lines. Ordering and formatting happen
-later, once, in ``grep.py``, so the engines can only differ in *what* they find, and
-a test holds them to the same answer.
+Both return, per file (a path relative to the search root), its matching-line count.
+In content mode they instead hand their match and context lines, in output order
+(files by path, compared folder by folder as ``rg --sort path`` does; lines in order),
+to a ``LineSink``, which keeps only the page asked for and stops the search once it
+has one line past it: memory is bounded by the page, not by the matches, and ripgrep
+is killed as soon as nothing more is needed. Formatting happens later, once, in
+``grep.py``, so the engines can only differ in *what* they find, and a test holds
+them to the same answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
+import collections
 import os
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Protocol, Sequence, TypeVar
+from typing import Callable, Iterable, Iterator, Literal, Protocol, Sequence, TypeVar
 
 from ...tool._abort import AbortSignal
 from ._globs import GlobSyntaxError
-from ._ripgrep import BASE_FLAGS, VCS_GLOBS, RgRun, SearchTimeout, find_rg, run_rg
+from ._ripgrep import BASE_FLAGS, VCS_GLOBS, LineSplitter, LongTail, RgRun, SearchTimeout, find_rg, run_rg, stream_rg
 from ._walk import VCS_DIRS, WalkFilter, walk_files
 
 __all__ = [
     "SearchSpec", "FileHits", "SearchError", "Engine", "RipgrepEngine", "PythonEngine", "Mode", "EngineChoice", "pick_engine",
+    "LineSink", "Row", "MAX_COLUMNS", "cut_line", "path_order",
 ]
 
 Mode = Literal["content", "files_with_matches", "count"]
@@ -56,11 +61,90 @@ class FileHits:
 Results = dict[str, FileHits]
 T = TypeVar("T")
 
+MAX_COLUMNS = 500  # a matched line longer than this is cut (minified files)
+
+
+def cut_line(text: str, tail: LongTail | None = None) -> str:
+    """A line as shown: no trailing carriage returns, at most MAX_COLUMNS characters.
+
+    ``tail`` describes the part of a long line that was not kept (see LongTail); the
+    result is the same as for the whole line.
+    """
+    length = len(text)
+    if tail is not None:
+        length += tail.chars
+        trailing = tail.trailing_cr + (len(text) - len(text.rstrip("\r")) if tail.only_cr else 0)
+        length -= trailing
+    else:
+        text = text.rstrip("\r")
+        length = len(text)
+    if length <= MAX_COLUMNS:
+        return text[:length]
+    return f"{text[:MAX_COLUMNS]}... [{length - MAX_COLUMNS} more characters]"
+
+
+def path_order(rel: str) -> list[str]:
+    """The order results are shown in: folder by folder (``a/b`` before ``a-b``), as ``rg --sort path``."""
+    return rel.split("/")
+
+
+@dataclass(slots=True)
+class Row:
+    rel: str
+    number: int
+    text: str  # as shown (cut_line)
+    is_match: bool
+
+
+class LineSink:
+    """Content-mode lines in output order: keeps the rows of the page ``[skip, skip + keep)``,
+    counts the rows before it, and says stop at the first row past it.
+
+    Rows are what Grep prints: lines, and a ``--`` (None) between groups that are not
+    next to each other when context is shown. Files ``hidden`` says the rules protect
+    are left out before anything is counted.
+    """
+
+    def __init__(self, skip: int, keep: int, grouped: bool, hidden: Callable[[str], bool] | None = None) -> None:
+        self.skip, self.end = skip, skip + keep
+        self.grouped = grouped
+        self.hidden = hidden
+        self.rows: list[Row | None] = []
+        self.seen = 0  # rows so far (the total, when complete)
+        self.complete = True  # False once a row past the page came: there is more
+        self._file: str | None = None
+        self._hide = False
+        self._previous: int | None = None
+
+    def add(self, rel: str, number: int, text: str, is_match: bool) -> bool:
+        """Take one line; False when the page is full and the search should stop."""
+        if rel != self._file:
+            self._file, self._previous = rel, None
+            self._hide = self.hidden is not None and self.hidden(rel)
+        if self._hide:
+            return True
+        if self.grouped and self.seen and (self._previous is None or number != self._previous + 1):
+            if not self._row(None):
+                return False
+        self._previous = number
+        return self._row(Row(rel, number, text, is_match))
+
+    def _row(self, row: Row | None) -> bool:
+        if self.seen >= self.end:
+            self.complete = False
+            return False
+        if self.seen >= self.skip:
+            self.rows.append(row)
+        self.seen += 1
+        return True
+
 
 class Engine(Protocol):
     name: str
 
-    async def search(self, spec: SearchSpec, abort: AbortSignal) -> Results: ...
+    async def search(self, spec: SearchSpec, abort: AbortSignal, sink: LineSink | None = None) -> Results:
+        """Per-file counts; in content mode the lines go to ``sink`` (and nothing is returned)."""
+        ...
 
     async def list_files(self, root: str, abort: AbortSignal) -> list[str]:
         """Root-relative paths of every file under ``root`` a search would look at."""
@@ -87,16 +171,21 @@ class RipgrepEngine:
         self.binary = binary
         self.timeout = timeout
 
-    async def search(self, spec: SearchSpec, abort: AbortSignal) -> Results:
-        by_line = spec.mode == "content" or (spec.mode == "count" and spec.multiline)
-        run = await run_rg(self.binary, self._args(spec, by_line), spec.root, abort, self.timeout)
-        if run.returncode not in (0, 1) and not run.stdout:
-            raise SearchError(_rg_error(run))
-        if by_line:
-            return _parse_lines(run.stdout)
-        if spec.mode == "count":
-            return _parse_counts(run.stdout)
-        return {path: FileHits(1) for path in _null_separated(run.stdout)}
+    async def search(self, spec: SearchSpec, abort: AbortSignal, sink: LineSink | None = None) -> Results:
+        if spec.mode == "files_with_matches":
+            run = await run_rg(self.binary, self._args(spec, False), spec.root, abort, self.timeout)
+            if run.returncode not in (0, 1) and not run.stdout:
+                raise SearchError(_rg_error(run))
+            return {path: FileHits(1) for path in _null_separated(run.stdout)}
+        by_line = spec.mode == "content" or spec.multiline  # count mode too, for multi-line matches
+        reader = _RgReader(by_line, sink if spec.mode == "content" else None)
+        splitter = LineSplitter(reader.line)
+        status = await stream_rg(self.binary, self._args(spec, by_line), spec.root, abort, self.timeout, splitter.feed)
+        if status.returncode is not None:
+            splitter.finish()
+        if status.returncode not in (None, 0, 1) and not reader.lines:
+            raise SearchError(_rg_error(RgRun(status.returncode, b"", status.stderr)))
+        return reader.results
 
     async def list_files(self, root: str, abort: AbortSignal) -> list[str]:
         run = await run_rg(self.binary, [*BASE_FLAGS, "--files", "--null", *VCS_GLOBS, "--", "."], root, abort, self.timeout)
@@ -118,8 +207,8 @@ class RipgrepEngine:
             args += ["--multiline", "--multiline-dotall"]
         if by_line:  # a multi-line match comes out as one numbered line each
             args += ["--line-number", "--null", "--no-heading", "--with-filename", "--color", "never"]
-            if spec.mode == "content":
-                args += ["--before-context", str(spec.before), "--after-context", str(spec.after)]
+            if spec.mode == "content":  # in the order shown, so the search can stop at the page's end
+                args += ["--sort", "path", "--before-context", str(spec.before), "--after-context", str(spec.after)]
         elif spec.mode == "count":
             args += ["--count", "--null", "--with-filename"]
         else:
@@ -140,30 +229,48 @@ def _clean(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
-_RG_LINE = re.compile(rb"^([^\0\n]*)\0(\d+)([:-])(.*)$", re.MULTILINE)
+_RG_LINE = re.compile(rb"([^\0]*)\0(\d+)([:-])(.*)", re.DOTALL)
 
 
-def _parse_lines(stdout: bytes) -> Results:
-    """rg's ``--null -n`` lines: ``path NUL number : text`` (match) or ``- text`` (context);
-    ``--`` separators do not match. One regex pass: this is the hot loop of big searches."""
-    results: dict[bytes, FileHits] = {}
-    for path, number, sep, text in _RG_LINE.findall(stdout):
-        hits = results.get(path)
-        if hits is None:
-            hits = results[path] = FileHits()
-        is_match = sep == b":"
-        hits.lines[int(number)] = (text.decode("utf-8", "replace"), is_match)
-        hits.count += is_match
-    return {_clean(path.decode("utf-8", "replace")): hits for path, hits in results.items()}
+class _RgReader:
+    """rg's lines as they come: content lines go to the sink; counts are kept per file.
 
+    By line (``--null -n``): ``path NUL number : text`` (match) or ``- text`` (context);
+    ``--`` separators do not match. Otherwise (``--count --null``): ``path NUL count``.
+    """
 
-def _parse_counts(stdout: bytes) -> Results:
-    results: Results = {}
-    for line in stdout.decode("utf-8", "replace").splitlines():
-        path, _, count = line.rpartition("\0")
-        if path:
-            results[_clean(path)] = FileHits(int(count))
-    return results
+    def __init__(self, by_line: bool, sink: LineSink | None) -> None:
+        self.by_line = by_line
+        self.sink = sink
+        self.results: Results = {}
+        self.lines = 0
+        self._path = b""
+        self._rel = ""
+
+    def line(self, data: bytes, tail: LongTail | None) -> bool:
+        self.lines += 1
+        if not self.by_line:
+            path, _, count = data.rpartition(b"\0")
+            if path and count.isdigit():
+                self.results[self._name(path)] = FileHits(int(count))
+            return True
+        found = _RG_LINE.fullmatch(data)
+        if found is None:
+            return True
+        path, number, sep, text = found.groups()
+        rel, is_match = self._name(path), sep == b":"
+        if self.sink is None:  # count mode, multi-line: the lines a match touches
+            hits = self.results.get(rel)
+            if hits is None:
+                hits = self.results[rel] = FileHits()
+            hits.count += is_match
+            return True
+        return self.sink.add(rel, int(number), cut_line(text.decode("utf-8", "replace"), tail), is_match)
+
+    def _name(self, path: bytes) -> str:
+        if path != self._path:
+            self._path, self._rel = path, _clean(path.decode("utf-8", "replace"))
+        return self._rel
 
 
 # -- pure Python ------------------------------------------------------------------------
@@ -198,12 +305,13 @@ class PythonEngine:
     def __init__(self, timeout: float = 60.0) -> None:
         self.timeout = timeout
 
-    async def search(self, spec: SearchSpec, abort: AbortSignal) -> Results:
+    async def search(self, spec: SearchSpec, abort: AbortSignal, sink: LineSink | None = None) -> Results:
         regex = compile_pattern(spec)
         if spec.file and not os.path.isfile(os.path.join(spec.root, spec.file)):
             raise SearchError(f"{spec.file} is not a regular file (a pipe, socket or device), so it cannot be searched")
         walk_filter = _walk_filter(spec.globs, spec.types)
-        return await self._in_thread(abort, lambda stop: _search_tree(spec, regex, walk_filter, stop))
+        content = sink if spec.mode == "content" else None
+        return await self._in_thread(abort, lambda stop: _search_tree(spec, regex, walk_filter, stop, content))
 
     async def list_files(self, root: str, abort: AbortSignal) -> list[str]:
         walk_filter = _walk_filter((), ())
@@ -231,53 +339,126 @@ def _walk_filter(globs: Sequence[str], types: Sequence[str]) -> WalkFilter:
         raise SearchError(str(err)) from None
 
 
-def _search_tree(spec: SearchSpec, regex: re.Pattern[str], walk_filter: WalkFilter, stop: threading.Event) -> Results:
-    paths = [spec.file] if spec.file else walk_files(spec.root, walk_filter, stop.is_set)
+def _search_tree(
+    spec: SearchSpec, regex: re.Pattern[str], walk_filter: WalkFilter, stop: threading.Event, sink: LineSink | None
+) -> Results:
+    paths: Iterable[str] = [spec.file] if spec.file else walk_files(spec.root, walk_filter, stop.is_set)
+    if sink is not None:
+        paths = sorted(paths, key=path_order)  # lines go out in the order they are shown
     results: Results = {}
     for rel in paths:
         if stop.is_set():
             break
-        hits = _search_file(os.path.join(spec.root, rel), regex, spec)
-        if hits is not None:
-            results[rel] = hits
+        lines = _file_lines(os.path.join(spec.root, rel), regex, spec.multiline)
+        if lines is None:
+            continue
+        count, going = _feed(rel, lines, spec, sink, stop)
+        if count:
+            results[rel] = FileHits(count)
+        if not going:
+            break
     return results
 
 
-def _search_file(path: str, regex: re.Pattern[str], spec: SearchSpec) -> FileHits | None:
+_CHUNK = 1 << 16
+
+
+def _file_lines(path: str, regex: re.Pattern[str], multiline: bool) -> Iterator[tuple[str, bool]] | None:
+    """Each line of a text file and whether a match touches it, read as it is needed;
+    None for a binary file (a NUL byte: ripgrep skips it too) or one that cannot be read.
+    A multi-line pattern needs the whole file, as it does in ripgrep."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            if multiline:
+                data = handle.read()
+                if b"\0" in data:
+                    return None
+                return _multiline_lines(data.decode("utf-8-sig", "replace"), regex)
+            while chunk := handle.read(_CHUNK):
+                if b"\0" in chunk:
+                    return None
     except OSError:
         return None
-    if b"\0" in data:
-        return None  # binary: ripgrep skips it too
-    text = data.decode("utf-8-sig", "replace")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    matched = _matched_multiline(text, regex, lines) if spec.multiline else {
-        i for i, line in enumerate(lines) if regex.search(line)
-    }
-    if not matched:
-        return None
-    hits = FileHits(len(matched))
-    if spec.mode == "content":
-        for i in matched:
-            for j in range(max(0, i - spec.before), min(len(lines), i + spec.after + 1)):
-                hits.lines[j + 1] = (lines[j], j in matched)
-    return hits
+    return _single_lines(path, regex)
 
 
-def _matched_multiline(text: str, regex: re.Pattern[str], lines: list[str]) -> set[int]:
-    """0-based indexes of the lines any match touches."""
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-    matched: set[int] = set()
+def _single_lines(path: str, regex: re.Pattern[str]) -> Iterator[tuple[str, bool]]:
+    try:
+        with open(path, "rb") as handle:
+            encoding = "utf-8-sig"  # a byte order mark is dropped at the start only
+            for raw in handle:
+                line = raw[:-1] if raw.endswith(b"\n") else raw
+                text = line.decode(encoding, "replace")
+                encoding = "utf-8"
+                yield text, regex.search(text) is not None
+    except OSError:
+        return
+
+
+def _multiline_lines(text: str, regex: re.Pattern[str]) -> Iterator[tuple[str, bool]]:
+    """The lines of ``text`` and whether any match touches them, without a list of all lines."""
+    touched = _touched_lines(text, regex)
+    next_touched = next(touched, None)
+    start, index = 0, 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        while next_touched is not None and next_touched < index:
+            next_touched = next(touched, None)
+        yield text[start:end], next_touched == index
+        start, index = end + 1, index + 1
+
+
+def _touched_lines(text: str, regex: re.Pattern[str]) -> Iterator[int]:
+    """0-based indexes of the lines any match touches, ascending, each once (a match may
+    span lines; matches do not overlap, so they come in order)."""
+    at, line, last = 0, 0, -1
+
+    def line_of(position: int) -> int:
+        nonlocal at, line
+        line += text.count("\n", at, position)
+        at = position
+        return line
+
     for m in regex.finditer(text):
         if m.start() >= len(text) and text.endswith("\n"):
             continue  # an empty match after the final newline is not on any line
-        first = bisect.bisect_right(starts, m.start()) - 1
-        last = bisect.bisect_right(starts, max(m.start(), m.end() - 1)) - 1
-        matched.update(range(first, last + 1))
-    return {i for i in matched if 0 <= i < len(lines)}
+        first = line_of(m.start())
+        final = line_of(max(m.start(), m.end() - 1))
+        for index in range(max(first, last + 1), final + 1):
+            yield index
+        last = max(last, final)
+
+
+def _feed(
+    rel: str, lines: Iterator[tuple[str, bool]], spec: SearchSpec, sink: LineSink | None, stop: threading.Event
+) -> tuple[int, bool]:
+    """Count a file's matching lines; in content mode hand the sink its match and context
+    lines in order. Returns the count and whether the search should go on."""
+    count = 0
+    before: collections.deque[tuple[int, str]] = collections.deque(maxlen=spec.before)
+    after_left = 0
+    for number, (text, is_match) in enumerate(lines, 1):
+        if number % 4096 == 0 and stop.is_set():
+            return count, False
+        if is_match:
+            count += 1
+            if sink is None:
+                if spec.mode == "files_with_matches":
+                    return count, True
+                continue
+            for earlier, line in before:
+                if not sink.add(rel, earlier, cut_line(line), False):
+                    return count, False
+            before.clear()
+            if not sink.add(rel, number, cut_line(text), True):
+                return count, False
+            after_left = spec.after
+        elif sink is not None:
+            if after_left:
+                after_left -= 1
+                if not sink.add(rel, number, cut_line(text), False):
+                    return count, False
+            elif spec.before:
+                before.append((number, text))
+    return count, True
