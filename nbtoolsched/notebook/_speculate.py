@@ -6,7 +6,19 @@ from typing import Any
 
 from ..speculation._loop import LoopRequest, RunLoop
 
-__all__ = ["model_loop", "start_view"]
+__all__ = ["fresh", "model_loop", "start_view"]
+
+
+def fresh(model: Any) -> Any:
+    """A scripted model from the start of its script, so each %speculate plays it anew
+    (a used-up ScriptedModel would otherwise answer "script finished" forever)."""
+    import dataclasses
+
+    from ..models._scripted import ScriptedModel
+
+    if isinstance(model, ScriptedModel) and not callable(model.script):
+        return dataclasses.replace(model)
+    return model
 
 
 def model_loop(model: Any) -> RunLoop:
@@ -32,8 +44,8 @@ def start_view(session: Any, suggestion: str, model: Any) -> Any:
     from ..speculation import start_speculation
     from ._diffview import DiffView
 
-    spec = start_speculation(suggestion, model_loop(model), scheduler=session.scheduler, messages=())
-    view = DiffView(spec, pump=session.pump, handoff=session.handoff)
+    spec = start_speculation(suggestion, model_loop(fresh(model)), scheduler=session.scheduler, messages=())
+    view = DiffView(spec, pump=session.pump, handoff=session.handoff, mode=session.permissions.mode)
     session.diff_views.append(view)
     waiter = asyncio.ensure_future(spec.wait())
     waiter.add_done_callback(lambda _t: session.pump.mark(view))

@@ -363,14 +363,15 @@ class Permissions:
         hold requests (``pending`` and ``answer``, as ApprovalBroker has) can be answered.
         Claude Code re-checks queued prompts the same way after a rule is added."""
         released: list[str] = []
-        for key, (request, mode, approver) in list(self._waiting.items()):
-            while hasattr(approver, "__wrapped__"):  # a run's tracing wrapper around the broker
-                approver = approver.__wrapped__
-            pending, answer = getattr(approver, "pending", None), getattr(approver, "answer", None)
+        for key, (request, mode, asked) in list(self._waiting.items()):
+            holder: Any = asked
+            while hasattr(holder, "__wrapped__"):  # a run's tracing wrapper around the broker
+                holder = holder.__wrapped__
+            pending, answer = getattr(holder, "pending", None), getattr(holder, "answer", None)
             if not callable(answer) or not isinstance(pending, Mapping) or key not in pending:
                 continue
             verdict = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
-            if verdict.behavior == "allow" and key in approver.pending:
+            if verdict.behavior == "allow" and key in holder.pending:
                 answer(key, ApprovalAnswer.released(rules))
                 released.append(key)
         return released

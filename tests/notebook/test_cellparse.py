@@ -80,7 +80,7 @@ def test_whole_body_variable_holding_blocks_or_models():
         ("", "the cell is empty"),
         ("   \n", "the cell is empty"),
         ("[{,]", "not valid JSON"),
-        ("- Read: {file_path: [unclosed", "not valid YAML"),
+        ("- Read: {file_path: [unclosed", "cannot be read (line 1"),
         ("42", "expected a list of tool calls"),
         ("- just text", "expected a tool call"),
         ("- Read: {a: 1}\n  Grep: {b: 2}", "one key"),
