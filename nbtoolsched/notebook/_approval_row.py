@@ -17,6 +17,7 @@ from typing import Any, Callable
 import ipywidgets as widgets
 
 from ..permissions._approvals import ApprovalAnswer, ApprovalRequest
+from ._blocking import follow_frontend_routing
 from ._preview import would_be_diff
 from ._render import BORDER, BOX, FG, FG2, RowView, diff_html, input_html, rows_table_html
 
@@ -68,6 +69,8 @@ class ApprovalRow(widgets.VBox):
         self.deny_button.on_click(lambda _b: self._click("deny"))
         self.deny_feedback_button.on_click(lambda _b: self._click("deny_feedback"))
         self.feedback.on_submit(lambda _t: self._click("deny_feedback"))
+        follow_frontend_routing(self.allow_button, self.always_button, self.rule_picker, self.deny_button, self.feedback,
+                                self.deny_feedback_button)
         buttons = widgets.HBox(
             [self.allow_button, self.always_button, self.rule_picker, self.deny_button, self.feedback, self.deny_feedback_button],
             layout=widgets.Layout(flex_flow="row wrap", align_items="center", margin="0 0 4px 2.2em"),

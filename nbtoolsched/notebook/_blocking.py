@@ -9,8 +9,12 @@ until the run ends. Whether a widget click is handled meanwhile depends on the k
   so it arrives when the frontend sends widget messages to a subshell (JupyterLab and
   Notebook >= 7.4 with ``commsOverSubshells`` on, its default) and a subshell is open;
   on the main shell it waits behind the cell.
-* ipykernel >= 7.4: comm messages are dispatched while the main shell is busy, and the
-  blocked cell keeps the loop turning (nest-asyncio2), so clicks arrive either way.
+* ipykernel >= 7.4 routes a comm message back to the shell that last published on the
+  comm (the main shell, for our widgets), where it waits behind the blocked cell: a
+  nested loop (nest-asyncio2) does not change that, since the kernel reads the next shell
+  message only once the current one is handled. Our widgets therefore keep the routing
+  the frontend chose (``follow_frontend_routing``), which brings 7.4+ back to 7.3's
+  behaviour: a click sent to a subshell runs there, and the hand-over reaches the loop.
 * No kernel (a script, nbclient, papermill): nobody can click; a headless policy answers.
 """
 
@@ -19,7 +23,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-__all__ = ["Reach", "clicks_reach_blocked_cell", "ipykernel_version"]
+__all__ = ["Reach", "clicks_reach_blocked_cell", "follow_frontend_routing", "ipykernel_version"]
 
 
 class Reach:
@@ -65,12 +69,27 @@ def clicks_reach_blocked_cell(kernel: Any) -> Reach:
     shown = ".".join(map(str, version))
     if version < (7,):
         return Reach(False, f"ipykernel {shown} handles a button click only after the running cell has finished")
-    if version >= (7, 4):
-        return Reach(True, f"ipykernel {shown} handles widget messages while a cell waits")
     if _subshells(kernel):
         return Reach(True, f"ipykernel {shown} handles clicks sent to a subshell while the cell waits")
     return Reach(False, f"ipykernel {shown} handles a click during a busy cell only when the frontend sends widget "
-                        "messages to a subshell (JupyterLab or Notebook >= 7.4 with commsOverSubshells on), and none is open")
+                        "messages to a subshell (JupyterLab or Notebook >= 7.4 with commsOverSubshells on, the default), "
+                        "and this frontend does not")
+
+
+def _keep_default(data: Any, default: Any) -> Any:
+    return default
+
+
+def follow_frontend_routing(*widgets: Any) -> None:
+    """Let a click on these widgets run where the frontend sent it (a subshell, say).
+
+    ipykernel 7.4+ re-routes it to the shell that last published on the comm, which is
+    the main shell for our widgets: busy, so the click would wait behind a blocked cell.
+    Our handlers only hand over to the loop thread (``Handoff``), so any thread will do."""
+    for widget in widgets:
+        comm = getattr(widget, "comm", None)
+        if comm is not None and hasattr(comm, "_reply_subshell_for"):
+            comm._reply_subshell_for = _keep_default
 
 
 @contextlib.contextmanager

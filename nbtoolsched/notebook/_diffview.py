@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import ipywidgets as widgets
 
+from ._blocking import follow_frontend_routing
 from ._pump import UIPump
 from ._record import GONE_HTML, PANEL_CSS, Record
 from ._render import BORDER, FG, FG2, STATE_LABELS, diff_html
@@ -82,6 +83,7 @@ class DiffView(widgets.VBox):
                 button.add_class(name)
         self.accept_button.on_click(lambda _b: self._handoff(self._decide, "accept"))
         self.reject_button.on_click(lambda _b: self._handoff(self._decide, "reject"))
+        follow_frontend_routing(self.accept_button, self.reject_button)
         super().__init__([self.style_html, self.header, self.files, widgets.HBox([self.accept_button, self.reject_button])],
                          layout=widgets.Layout(border=f"1px solid {BORDER}", padding="4px"))
         self.add_class("nts-panel")

@@ -22,6 +22,7 @@ import ipywidgets as widgets
 from ..permissions._approvals import ApprovalAnswer, ApprovalBroker, BrokerEvent
 from ..scheduling._handle import RunHandle
 from ._approval_row import ApprovalRow
+from ._blocking import follow_frontend_routing
 from ._pump import UIPump
 from ._record import GONE_HTML, PANEL_CSS, Record
 from ._render import (
@@ -83,6 +84,7 @@ class RunPanel(widgets.VBox):
         self.approve_all_button.on_click(lambda _b: self._handoff(self._approve_all))
         self.deny_all_button.on_click(lambda _b: self._handoff(self._deny_all))
         self.stop_button.on_click(lambda _b: self._handoff(self.stop, "the Stop button"))
+        follow_frontend_routing(self.approve_all_button, self.deny_all_button, self.stop_button)
         top = widgets.HBox([self.header, self.approve_all_button, self.deny_all_button, self.stop_button],
                            layout=widgets.Layout(align_items="center", flex_flow="row wrap"))
         self.body = widgets.VBox()
