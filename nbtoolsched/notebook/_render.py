@@ -76,7 +76,7 @@ STATE_LABELS: dict[str, tuple[str, str]] = {  # state -> (label, accent)
     "deferred": ("deferred", _ACCENTS["purple"]),
 }
 FINAL_STATES = frozenset({"completed", "cancelled", "error", "denied", "deferred"})
-_COLUMNS = ("2.2em", "7.5em", "auto", "3.2em", "8.5em", "8em", "24%")
+_COLUMNS = ("2.2em", "7.5em", "auto", "3.6em", "8.5em", "8.5em", "22%")
 _HEADINGS = (
     ("#", "the call's place in the cell"),
     ("tool", ""),
