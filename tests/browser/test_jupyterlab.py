@@ -88,8 +88,9 @@ FIVE = "%%toolcall --name five\n" + "\n".join(f"- Write: {{file_path: out/{i}.tx
 ALWAYS = "%%toolcall --name always\n- touch: {name: a.txt}\n- touch: {name: b.txt}"
 BLOCKING = "%%toolcall --wait --name waited\n- Write: {file_path: waited.txt, content: waited}"  # Always allow saved touch
 SPECULATE = '%toolsched mode acceptEdits\n%speculate --model model "write the notes"'
-CELLS = [SETUP, EDITS, SCHEMA, FIVE, ALWAYS, BLOCKING, SPECULATE, "%%toolcall --name dangling\n- touch: {name: never.txt}"]
-(C_SETUP, C_EDITS, C_SCHEMA, C_FIVE, C_ALWAYS, C_WAIT, C_SPEC, C_DANGLING) = range(len(CELLS))
+ROUTING = "print('subshells:', len(get_ipython().kernel.shell_channel_thread.manager.list_subshell()))"
+CELLS = [SETUP, EDITS, SCHEMA, FIVE, ALWAYS, ROUTING, BLOCKING, SPECULATE, "%%toolcall --name dangling\n- touch: {name: never.txt}"]
+(C_SETUP, C_EDITS, C_SCHEMA, C_FIVE, C_ALWAYS, C_ROUTING, C_WAIT, C_SPEC, C_DANGLING) = range(len(CELLS))
 
 # JavaScript: every visible text element of the panels, its colour against the background
 # it is really drawn on (translucent layers composed up to the page), as a contrast ratio.
@@ -274,6 +275,7 @@ def _contrast(locator, where: str) -> list[dict]:
 def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str, shots: _Shots) -> None:
     cells = _open(page, expect, url, app)
     out = lambda i: cells.nth(i).locator(".jp-OutputArea")  # noqa: E731
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", "false" if theme == "dark" else "true")
 
     _run_cell(page, cells.nth(C_SETUP))
     expect(out(C_SETUP)).to_contain_text("nbtoolsched:", timeout=120_000)
@@ -326,10 +328,18 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
     expect(always.locator(".nts-record .nts-summary")).to_have_text("2 completed")
     assert (root / "a.txt").exists() and (root / "b.txt").exists()
 
+    # where do widget messages arrive? (JupyterLab opens a subshell for them unless told not to;
+    # Notebook 7 has no setting for it and always does)
+    _run_cell(page, cells.nth(C_ROUTING))
+    expect(out(C_ROUTING)).to_contain_text("subshells:")
+    subshells = int(out(C_ROUTING).inner_text().split("subshells:")[1].split()[0])
+    if app == "lab":
+        assert (subshells > 0) == (comms != "disabled"), (comms, subshells)
+
     # 5. --wait: a click reaches the blocked cell where comms come on a subshell; elsewhere it refuses
     _run_cell(page, cells.nth(C_WAIT))
     waited = cells.nth(C_WAIT)
-    if comms == "disabled":
+    if not subshells:
         expect(out(C_WAIT)).to_contain_text("--wait cannot wait for your click here")
         expect(out(C_WAIT)).to_contain_text("--policy allow")
         shots.take(waited, "wait-refused.png", always=app == "lab")
