@@ -86,8 +86,9 @@ _HEADINGS = (
     ("time", "waited = for a person's approval; ran = the tool's own work"),
     ("details", "progress, what it waits for, or why it ended so"),
 )
-_CELL = f"padding:2px 6px;vertical-align:top;color:{FG};overflow-wrap:anywhere"
-_TABLE = f"table-layout:fixed;width:100%;border-collapse:collapse;font-size:12px;color:{FG}"
+_CELL = f"padding:2px 6px;vertical-align:top;text-align:left;color:{FG};overflow-wrap:anywhere;border:none"
+_TR = "background:transparent"  # JupyterLab stripes the rows of HTML outputs
+_TABLE = f"margin:0;table-layout:fixed;width:100%;border-collapse:collapse;font-size:12px;color:{FG}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,9 +243,9 @@ def _row_html(row: RowView, input_limit: int | None) -> str:
         f'<span style="color:{FG2}">{html.escape(details)}</span>',
     )
     tds = "".join(f'<td style="{_CELL}">{c}</td>' for c in cells)
-    line = f'<tr class="nts-row" data-id="{html.escape(row.tool_use_id)}" data-state="{html.escape(row.state)}">{tds}</tr>'
+    line = f'<tr class="nts-row" data-id="{html.escape(row.tool_use_id)}" data-state="{html.escape(row.state)}" style="{_TR}">{tds}</tr>'
     if row.final and row.note:
-        why = (f'<tr class="nts-why" data-id="{html.escape(row.tool_use_id)}"><td style="{_CELL}"></td>'
+        why = (f'<tr class="nts-why" data-id="{html.escape(row.tool_use_id)}" style="{_TR}"><td style="{_CELL}"></td>'
                f'<td colspan="6" style="{_CELL};padding-top:0;color:{FG2}">↳ {html.escape(row.note)}</td></tr>')
         line += why
     return line
@@ -257,7 +258,7 @@ def rows_table_html(rows: Sequence[RowView], *, header: bool = False, input_limi
     if header:
         ths = "".join(f'<th title="{html.escape(tip)}" style="{_CELL};text-align:left;font-weight:600;color:{FG2};'
                       f'border-bottom:1px solid {BORDER}">{html.escape(name)}</th>' for name, tip in _HEADINGS)
-        head = f'<thead><tr class="nts-head">{ths}</tr></thead>'
+        head = f'<thead><tr class="nts-head" style="{_TR}">{ths}</tr></thead>'
     body = "".join(_row_html(r, input_limit) for r in rows)
     return f'<table class="nts-rows" style="{_TABLE}"><colgroup>{cols}</colgroup>{head}<tbody>{body}</tbody></table>'
 

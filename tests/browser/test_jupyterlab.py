@@ -291,7 +291,8 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
     expect(panel.locator(".nts-head")).to_contain_text("details")  # the header row
     _contrast(panel, f"waiting row ({theme})")
     shots.take(cells.nth(C_EDITS), "approvals.png")
-    shots.take(cells.nth(C_EDITS), f"approvals-{theme}.png", always=theme == "dark" and app == "lab")
+    if theme == "dark" and app == "lab":
+        shots.take(cells.nth(C_EDITS), "approvals-dark.png", always=True)
     asking.locator("button.nts-allow").click()
     expect(asking.locator(".nts-reason")).to_contain_text("Bash wants to run `for f in src/*.py; do…`")
     expect(asking.locator(".nts-full-input")).to_contain_text('wc -l "$f"')
@@ -363,7 +364,8 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
 
     # every finished output in this theme is readable
     _contrast(page.locator(".jp-NotebookPanel-notebook"), f"records ({theme})")
-    shots.take(cells.nth(C_FIVE), f"record-{theme}.png", always=app == "lab" and theme == "dark")
+    if theme == "dark" and app == "lab":
+        shots.take(cells.nth(C_EDITS), "record-dark.png", always=True)
 
     # 7. saved, reopened (no kernel holds these outputs) and converted: the final states, no widget error
     page.keyboard.press("Control+s")
