@@ -12,7 +12,7 @@ from ..scheduling._handle import RunHandle
 from ..scheduling._timeline import render_svg_timeline, render_text_timeline
 from ..scheduling._trace import Trace
 from ..tool._abort import USER_ABORT, AbortSignal
-from ._render import FG, clean_error, result_preview
+from ._render import FG, clean_error, result_preview, timeline_html
 
 __all__ = ["NotebookRun", "ResultList", "TimelineView"]
 
@@ -53,8 +53,14 @@ class TimelineView:
     def text(self) -> str:
         return render_text_timeline(self.trace)
 
+    def html(self) -> str:
+        """Theme-coloured bars with round ticks and a legend (what the panel shows)."""
+        states = self.trace.states()
+        title = f'<div style="font-size:12px;color:{FG}"><b>{html.escape(self.title)}</b></div>' if self.title else ""
+        return title + timeline_html(states, [f"{s.tool_name} {s.tool_use_id[-8:]}" for s in states])
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return {"image/svg+xml": self.svg(), "text/plain": self.text()}
+        return {"text/html": self.html(), "image/svg+xml": self.svg(), "text/plain": self.text()}
 
     def __repr__(self) -> str:
         return self.text()

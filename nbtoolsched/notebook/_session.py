@@ -115,8 +115,8 @@ class NotebookSession:
             return
         reach = self.reach()
         if not reach and event.request.tool_use_id in broker.pending:
-            broker.answer(event.request.tool_use_id, ApprovalAnswer.deny(
-                f"nobody could approve it: this cell blocks until the run ends, and {reach.why}"))
+            # answered as a headless policy would: nobody can click while this cell blocks
+            broker.answer(event.request.tool_use_id, ApprovalAnswer("deny", f"nobody could click: {reach.why}", by_policy=True))
 
     def reach(self) -> Reach:
         return clicks_reach_blocked_cell(self.kernel)

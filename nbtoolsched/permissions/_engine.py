@@ -361,7 +361,8 @@ class Permissions:
         Each is judged again exactly as when it asked (its input, context and mode), so a
         hook's ask, a safety check or a deny rule keeps it waiting. Only approvers that
         hold requests (``pending`` and ``answer``, as ApprovalBroker has) can be answered.
-        Claude Code re-checks queued prompts the same way after a rule is added."""
+        (Our reference of Claude Code does not describe this re-check; with several prompts
+        waiting at once, as a notebook panel has, not doing it leaves covered calls asking.)"""
         released: list[str] = []
         for key, (request, mode, asked) in list(self._waiting.items()):
             holder: Any = asked

@@ -155,6 +155,7 @@ async def test_pending_approvals_and_trace(shell, project):
     timeline = shell.run_line_magic("toolsched", "trace")
     bundle = timeline._repr_mimebundle_()
     assert bundle["image/svg+xml"].startswith("<svg") and "batch 1" in bundle["text/plain"]
+    assert "nts-legend" in bundle["text/html"] and "waiting for approval" in bundle["text/html"]
     assert "#" in bundle["text/plain"] and "?" in bundle["text/plain"]  # ran, and waited for a person
 
 
@@ -335,3 +336,15 @@ async def test_speculate_says_where_it_stopped_and_offers_no_empty_accept(shell,
     await wait_for(lambda: again.status == "rejected", what="reject")
     await wait_for(lambda: again.record.final is not None, what="the final record")
     assert "rejected" in again.record.final["text/html"] and "running" not in again.record.final["text/plain"]
+
+
+async def test_an_ask_while_a_cell_blocks_where_nobody_can_click_is_denied_not_left_hanging(shell, project):
+    """The backstop behind --wait's check (and run_sync in a cell): a call that asks anyway."""
+    live = session()
+    live.blocked += 1  # as while a cell blocks (no kernel here: no click can come)
+    try:
+        shell.run_cell("%%toolcall --name r1\n- touch: {name: blocked.txt}\n")
+        result = (await asyncio.wait_for(_await(shell.user_ns["r1"]), 10))[0]
+    finally:
+        live.blocked -= 1
+    assert result.is_error and "no one can approve it" in result.text and not (project / "blocked.txt").exists()
