@@ -209,3 +209,31 @@ def test_bad_input_is_a_short_error_in_the_cell(kernel):
     assert out["stderr"].strip().startswith("UsageError: call 1: unknown tool 'Nope'")
     assert len(out["stderr"].strip().splitlines()) == 1 and out["error"] is None
     assert execute(client, "print('alive')")["stdout"].strip() == "alive"
+
+
+def test_interrupting_a_wait_cell_stops_the_run_and_says_so_in_one_line(kernel):
+    variant, manager, client, work = kernel
+    msg_id = client.execute("%%toolcall --wait --policy allow --name w_int\n- Bash: {command: 'touch w-int.started && sleep 60'}\n")
+    deadline = time.monotonic() + 30
+    while not (work / "w-int.started").exists():
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.1)
+    manager.interrupt_kernel()
+    stderr, error = "", None
+    deadline = time.monotonic() + 30
+    while True:
+        assert time.monotonic() < deadline, "the interrupted --wait cell did not end"
+        try:
+            msg = client.get_iopub_msg(timeout=2)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stderr":
+            stderr += msg["content"]["text"]
+        elif msg["msg_type"] == "error":
+            error = msg["content"]
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    assert "interrupted: toolcall w_int was stopped" in stderr and error is None, (stderr, error)
+    assert execute(client, "print(w_int.outcomes[0].status)")["stdout"].strip() == "cancelled"
