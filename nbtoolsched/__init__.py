@@ -38,6 +38,7 @@ from ._events import (
 from ._messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from ._registry import DuplicateToolError, ToolRegistry
 from ._session_log import TranscriptWriter, read_transcript
+from ._sync import run_sync
 from .agent._loop import Agent, AgentResult
 from .agent._transcript import InvalidTranscript, validate_transcript
 from .execution._pipeline import CallOutcome
@@ -73,7 +74,7 @@ __all__ = [
     # content blocks
     "Message", "TextBlock", "ToolUseBlock", "ToolResultBlock",
     # running calls
-    "Scheduler", "DEFAULT", "RunHandle", "RunResult", "CallOutcome", "StreamingToolExecutor",
+    "Scheduler", "DEFAULT", "RunHandle", "RunResult", "CallOutcome", "StreamingToolExecutor", "run_sync",
     "Batch", "partition_tool_calls", "Trace", "AbortSignal", "INTERRUPT", "USER_ABORT",
     # events (match on the class) and the state of one call
     "RunStarted", "RunFinished", "CallQueued", "CallStarted", "ApprovalAsked", "ApprovalAnswered",

@@ -49,6 +49,7 @@ def traced_approver(approver: Any, call: PreparedCall, events: RunEvents, batch:
         finally:
             events.emit(ApprovalAnswered(call.tool_use_id, call.name, batch, events.clock(), _describe(answer)))
 
+    ask.__wrapped__ = approver  # type: ignore[attr-defined]  # who really holds the request (a broker)
     return ask
 
 

@@ -18,6 +18,8 @@ replaces a tool of the same name explicitly).
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from typing import Any
 
 from ._magics import ToolMagics
@@ -47,6 +49,9 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.events.register("post_run_cell", magics.post_run_cell)
     session.guard.install()
     _state.update(session=session, magics=magics, shell=ipython)
+    if not getattr(ipython, "custom_exceptions", ()):  # never replace someone else's handler
+        ipython.set_custom_exc((asyncio.CancelledError,), _interrupted_await)
+        _state["custom_exc"] = True
     policy = "ask" if session.broker.policy == "interactive" else session.broker.policy
     notes = "".join(f"\n  note: {n}" for n in session.notices)
     print(f"nbtoolsched: {len(session.registry.full_pool)} tools, mode {session.permissions.mode}, approvals: {policy}{notes}")
@@ -56,6 +61,8 @@ def unload_ipython_extension(ipython: Any) -> None:
     session: NotebookSession | None = _state.pop("session", None)
     magics: ToolMagics | None = _state.pop("magics", None)
     _state.pop("shell", None)
+    if _state.pop("custom_exc", False):
+        ipython.set_custom_exc((), None)
     if session is not None:
         session.close()
     if magics is not None:
@@ -66,3 +73,18 @@ def unload_ipython_extension(ipython: Any) -> None:
         for kind, names in magics.magics.items():
             for name in names:
                 ipython.magics_manager.magics[kind].pop(name, None)
+
+
+def _interrupted_await(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None) -> Any:
+    """An interrupted ``await run``: one line saying what stopped, not a CancelledError traceback."""
+    session = _state.get("session")
+    runs = list(session.runs) if session is not None else []
+    run = next((r for r in reversed(runs) if r.await_interrupted and not getattr(r, "_told", False)), None)
+    if run is not None:
+        run._told = True
+        print(f"Interrupted: {run.label} was stopped; every call still gets a result (the panel shows each).",
+              file=sys.stderr)
+        return None
+    stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    shell._showtraceback(etype, value, stb)
+    return None

@@ -2,9 +2,11 @@
 
 Accepted bodies: a JSON (or YAML) list of tool_use blocks, one block, a whole assistant
 message, a content list (text blocks are skipped), or the short YAML form
-``- Read: {file_path: README.md}``. A string value that is exactly ``$name`` is replaced
-by ``name`` from the user's namespace; nothing is ever evaluated (``$$`` keeps a
-literal ``$``). Pure: no IPython here, so it is tested on its own.
+``- Read: {file_path: README.md}``; a bare value fills the tool's one required field
+(``- Bash: ls -la``). A string value that is exactly ``$name`` is replaced by ``name``
+from the user's namespace; nothing is ever evaluated (``$$`` keeps a literal ``$``).
+Line numbers in errors count from the top of the cell (``first_line`` is the body's
+first line there: 2 under a ``%%toolcall`` line). Pure: no IPython here.
 """
 
 from __future__ import annotations
@@ -18,11 +20,23 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import yaml
 
-__all__ = ["CellError", "IdMaker", "MAX_DEPTH", "MAX_VALUES", "parse_cell", "substitute_names"]
+__all__ = ["CellError", "IdMaker", "MAX_DEPTH", "MAX_VALUES", "ParsedCell", "parse_cell", "substitute_names"]
 
 _NAME = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _BLOCK_KEYS = frozenset({"type", "id", "name", "input", "cache_control"})
-_EXAMPLE = "for example, one call per line: - Read: {file_path: README.md}"
+_EXAMPLE = "for example, one call per line: - Read: {file_path: README.md}  or  - Bash: ls -la"
+_QUOTE_HINT = ("if a value holds ': ', ' #', a comma or brackets, or starts with [ { * & ! | > % @, put it in "
+               "single quotes, e.g. - Bash: 'echo a: b'")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_DOUBLE_QUOTED_ESCAPE = re.compile(r'"(?:[^"\\\n]|\\.)*\\[^"\\\n](?:[^"\\\n]|\\.)*"')
+
+
+class ParsedCell(list[dict[str, Any]]):
+    """The blocks, plus warnings about what the body probably did not mean."""
+
+    def __init__(self, blocks: Iterable[dict[str, Any]], warnings: Iterable[str] = ()) -> None:
+        super().__init__(blocks)
+        self.warnings = list(warnings)
 # Limits that keep a hostile or mistaken cell cheap: real tool inputs are a few levels deep.
 MAX_DEPTH = 100  # containers inside containers
 MAX_VALUES = 100_000  # values, counting each YAML alias and $name as everything it stands for
@@ -54,19 +68,39 @@ def parse_cell(
     known_tool: Callable[[str], bool],
     tool_names: Iterable[str],
     make_id: IdMaker,
-) -> list[dict[str, Any]]:
-    """The cell's tool_use blocks as dicts, ids filled in; CellError for anything wrong."""
-    data = _load(body, namespace)
-    raw_calls = _calls_from(data)
-    blocks = [_block(i, item) for i, item in enumerate(raw_calls, 1)]
-    _check_tools(blocks, known_tool, list(tool_names))
-    _fill_ids(blocks, make_id)
-    return blocks
+    *,
+    required_fields: Callable[[str], list[str]] | None = None,
+    first_line: int = 1,
+) -> ParsedCell:
+    """The cell's tool_use blocks as dicts, ids filled in; CellError for anything wrong.
+
+    ``required_fields(name)`` lists a tool's required input fields, so a bare value in
+    the short form can fill the one there is; ``first_line`` is the body's first line
+    number in the cell (errors count from the cell's top)."""
+    stripped = body.lstrip()
+    offset = first_line - 1 + body[: len(body) - len(stripped)].count("\n")
+    try:
+        data, warnings = _load(body, namespace)
+        raw_calls = _calls_from(data)
+        blocks = [_block(i, item, required_fields) for i, item in enumerate(raw_calls, 1)]
+        _check_tools(blocks, known_tool, list(tool_names))
+        _fill_ids(blocks, make_id)
+    except CellError as err:
+        raise CellError(_shift_lines(str(err), offset)) from None
+    return ParsedCell(blocks, [_shift_lines(w, offset) for w in warnings])
+
+
+def _shift_lines(message: str, offset: int) -> str:
+    """``line N`` in a message, counted from the cell's top instead of the body's."""
+    if not offset:
+        return message
+    return re.sub(r"\bline (\d+)", lambda m: f"line {int(m.group(1)) + offset}", message)
 
 
 # -- loading -----------------------------------------------------------------------------------
-def _load(body: str, namespace: Mapping[str, Any]) -> Any:
+def _load(body: str, namespace: Mapping[str, Any]) -> tuple[Any, list[str]]:
     text = body.strip()
+    warnings: list[str] = []
     if not text:
         raise CellError("the cell is empty: write the tool calls to run, " + _EXAMPLE)
     if _NAME.fullmatch(text):
@@ -77,11 +111,13 @@ def _load(body: str, namespace: Mapping[str, Any]) -> Any:
             data = json.loads(text)
         except json.JSONDecodeError as err:
             data = _yaml_or(text, f"the cell is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})")
+            warnings = _yaml_warnings(text, data)
         except ValueError as err:  # e.g. an integer of more than 4,300 digits
             raise CellError(f"the cell has a value that cannot be read: {err}") from None
     else:
         data = _yaml_or(text, None)
-    return _Substitution(namespace, text).run(data)
+        warnings = _yaml_warnings(text, data)
+    return _Substitution(namespace, text).run(data), warnings
 
 
 def _check_json_depth(text: str) -> None:
@@ -140,11 +176,76 @@ def _yaml_or(text: str, json_error: str | None) -> Any:
         if json_error:
             raise CellError(json_error) from None
         mark = getattr(err, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        line = mark.line + 1 if mark is not None else None
+        where = f" (line {line}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise CellError(f"the cell is not valid YAML or JSON: {problem}{where}; " + _EXAMPLE) from None
+        shown = ""
+        if line is not None and 0 < line <= len(text.splitlines()):
+            shown = f": {text.splitlines()[line - 1].strip()[:80]!r}"
+        hint = _QUOTE_HINT
+        if "escape" in problem:
+            hint = "in double quotes a backslash starts an escape; put the value in single quotes to keep backslashes"
+        raise CellError(f"the cell cannot be read{where}{shown} ({_plain(problem)}); {hint}. " + _EXAMPLE) from None
     except ValueError as err:  # e.g. an integer of more than 4,300 digits, or 2024-13-45
         raise CellError(f"the cell has a value that cannot be read: {err}") from None
+
+
+def _plain(problem: str) -> str:
+    """YAML's wording, said for people who do not know YAML."""
+    replacements = {
+        "mapping values are not allowed here": "a ': ' inside a value reads as a new key",
+        "expected ',' or '}', but got": "a value inside { } ended early; it holds a character YAML reads as syntax, near",
+        "expected ',' or ']', but got": "a value inside [ ] ended early; it holds a character YAML reads as syntax, near",
+        "found character '\\t' that cannot start any token": "a tab is not allowed for indentation",
+        "could not find expected ':'": "a line is not 'key: value'",
+    }
+    for yaml_words, ours in replacements.items():
+        if problem.startswith(yaml_words):
+            return ours + problem[len(yaml_words):]
+    return problem
+
+
+def _yaml_warnings(text: str, data: Any) -> list[str]:
+    """What a YAML body probably did not mean: escapes in double quotes, dropped comments."""
+    warnings = []
+    lines = text.splitlines()
+    if _has_control(data):
+        for number, line in enumerate(lines, 1):
+            if _DOUBLE_QUOTED_ESCAPE.search(line):
+                warnings.append(f'line {number}: a backslash in double quotes is an escape ("\\b" is a backspace); '
+                                "put the value in single quotes to keep the backslashes")
+                break
+    for number, line in enumerate(lines, 1):
+        if _unquoted_comment(line):
+            warnings.append(f"line {number}: ' #' starts a YAML comment, so the rest of the line was dropped; "
+                            "quote the value to keep it")
+    return warnings
+
+
+def _has_control(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(_CONTROL.search(value))
+    if isinstance(value, dict):
+        return any(_has_control(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_control(v) for v in value)
+    return False
+
+
+def _unquoted_comment(line: str) -> bool:
+    """A ' #' after a value on the line, outside quotes (a comment line alone is fine)."""
+    if line.lstrip().startswith("#"):
+        return False
+    quote = None
+    for i, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and i > 0 and line[i - 1] in " \t" and line[:i].strip() not in ("", "-"):
+            return True
+    return False
 
 
 class _TooMuch(yaml.MarkedYAMLError):
@@ -319,7 +420,7 @@ def _looks_like_block(item: dict[str, Any]) -> bool:
     return "name" in item and set(item) <= _BLOCK_KEYS
 
 
-def _block(number: int, item: Any) -> dict[str, Any]:
+def _block(number: int, item: Any, required_fields: Callable[[str], list[str]] | None = None) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise CellError(f"call {number}: expected a tool call (a mapping), got {_kind(item)}")
     if _looks_like_block(item):
@@ -328,6 +429,8 @@ def _block(number: int, item: Any) -> dict[str, Any]:
         name, tool_input = next(iter(item.items()))
         block_id = None
         tool_input = {} if tool_input is None else tool_input
+        if not isinstance(tool_input, dict) and isinstance(name, str) and required_fields is not None:
+            tool_input = _fill_required(number, name, tool_input, required_fields)
     else:
         keys = ", ".join(map(str, item))
         raise CellError(f"call {number}: a short-form call has one key, the tool's name (got {keys}); " + _EXAMPLE)
@@ -338,6 +441,20 @@ def _block(number: int, item: Any) -> dict[str, Any]:
     if block_id is not None and (not isinstance(block_id, str) or not block_id.strip()):
         raise CellError(f"call {number} ({name}): the id must be a non-empty string, got {_kind(block_id)}")
     return {"type": "tool_use", "id": block_id, "name": name, "input": tool_input}
+
+
+def _fill_required(number: int, name: str, value: Any, required_fields: Callable[[str], list[str]]) -> Any:
+    """``- Bash: ls -la``: a bare value is the tool's one required field."""
+    try:
+        fields = required_fields(name)
+    except Exception:  # noqa: BLE001 - an unknown tool is reported by _check_tools
+        return value
+    if len(fields) == 1:
+        return {fields[0]: value}
+    if fields:
+        raise CellError(f"call {number} ({name}): a bare value fills a tool's one required field, but {name} needs "
+                        f"{', '.join(fields)}; write - {name}: {{{fields[0]}: ..., {fields[1]}: ...}}")
+    return value
 
 
 def _check_tools(blocks: list[dict[str, Any]], known_tool: Callable[[str], bool], names: list[str]) -> None:

@@ -64,8 +64,11 @@ class ToolMagics(Magics):
 
     # -- %%toolcall ---------------------------------------------------------------------------------
     @no_var_expand
-    @magic_arguments()
+    @magic_arguments(name="%toolcall")  # the help then says %%toolcall (IPython adds one %)
     @argument("--name", metavar="VAR", help="bind the run to this variable (then: results = await VAR)")
+    @argument("--wait", action="store_true",
+              help="block until every call has its result, so Run All goes on in order (needs a --policy, "
+                   "or a kernel where clicks reach a busy cell)")
     @argument("--stream", action="store_true", help="feed the calls one by one, as if a model were streaming them")
     @argument("--delay", type=float, default=None, metavar="S", help="with --stream: seconds between calls (default 0.25)")
     @argument("--mode", choices=MODES, help="permission mode for this run")
@@ -76,25 +79,56 @@ class ToolMagics(Magics):
         """Run the tool calls in the cell body; returns at once with a live panel.
 
         The body: a JSON/YAML list of tool_use blocks, an assistant message, a content
-        list, or the short form ``- Read: {file_path: README.md}``. A value written
-        exactly as ``$name`` is the notebook variable ``name`` (never evaluated)."""
+        list, or the short form ``- Read: {file_path: README.md}`` (``- Bash: ls -la``
+        for a tool's one required field). A value written exactly as ``$name`` is the
+        notebook variable ``name`` (never evaluated). With --wait the cell blocks until
+        the run ends, and shows the final state."""
         args = parse_argstring(self.toolcall, line)
         if args.name is not None and (not args.name.isidentifier() or keyword.iskeyword(args.name)):
             raise UsageError(f"--name {args.name!r}: not a valid Python variable name")
         if args.delay is not None and not args.stream:
             raise UsageError("--delay only applies with --stream")
         try:
-            blocks = self.session.parse(cell, self.namespace)
+            blocks = self.session.parse(cell, self.namespace, first_line=2)
+            if args.wait:
+                self._check_wait(blocks, args.mode, args.policy)
             run = self.session.submit(
                 blocks, stream=args.stream, delay=0.25 if args.delay is None else args.delay, mode=args.mode,
                 max_concurrency=args.max_concurrency, policy=args.policy,
                 label=f"toolcall {args.name}" if args.name else None,
+                origin=f"name:{args.name}" if args.name else _cell_id(self.shell),
             )
         except (CellError, SessionError, TypeError, ValueError) as err:
             raise UsageError(str(err)) from None
+        for note in getattr(blocks, "warnings", ()):
+            print(f"nbtoolsched: {note}")
         if args.name:
             self.namespace[args.name] = run
-        return run
+        if not args.wait:
+            return run
+        from IPython.display import display
+
+        display(run)
+        try:
+            self.session.wait(run)
+        except KeyboardInterrupt:
+            raise UsageError(f"interrupted: {run.label} was stopped; every call has its result ({run.summary()})") from None
+        return None
+
+    def _check_wait(self, blocks: list[dict[str, Any]], mode: str | None, policy: str | None) -> None:
+        """--wait with calls that ask a person, where no click can reach the blocked cell: refuse now."""
+        if self.session.effective_policy(policy) != "ask":
+            return
+        asking = self.session.would_ask(blocks, mode)
+        if not asking:
+            return
+        reach = self.session.reach()
+        if not reach:
+            raise UsageError(
+                f"--wait cannot wait for your click here: {reach.why}. {', '.join(dict.fromkeys(asking))} would ask for "
+                "approval, so the cell would hang. Add --policy allow (or deny, defer) to answer without a person, "
+                "or drop --wait and answer in the panel (then `await run` in a later cell)."
+            )
 
     # -- %%agent / %agent (see _agent_cell) -----------------------------------------------------------------
     @no_var_expand
@@ -241,6 +275,17 @@ class ToolMagics(Magics):
 
 
 _BEHAVIORS: dict[str, Behavior] = {"allow": "allow", "deny": "deny", "ask": "ask"}
+
+
+def _cell_id(shell: Any) -> str | None:
+    """The running cell's id as JupyterLab sends it (execute_request metadata), if any."""
+    kernel = getattr(shell, "kernel", None)
+    try:
+        parent = kernel.get_parent() if kernel is not None else getattr(shell, "parent_header", {})
+    except Exception:  # noqa: BLE001 - an old kernel without get_parent
+        parent = getattr(shell, "parent_header", {})
+    cell = ((parent or {}).get("metadata") or {}).get("cellId")
+    return f"cell:{cell}" if isinstance(cell, str) and cell else None
 
 
 def _int(text: str, what: str) -> int:

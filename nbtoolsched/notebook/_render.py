@@ -1,44 +1,94 @@
-"""Pure rendering: a call row, a table of rows, badges and diffs as HTML or plain text.
+"""Pure rendering: call rows, inputs, reasons, diffs, a timeline, as HTML or plain text.
 
 No widgets here. Every function is a pure function of its input, so the same state
 always renders the same string (which is also what keeps widget traffic low: setting
 an equal value sends nothing).
+
+Colours come from JupyterLab's theme variables (``--jp-*``) with light fallbacks for
+places without them (GitHub, a bare browser). Text always uses the theme's own font
+colours, so it stays readable in light and dark themes; state colours only tint
+borders, markers and translucent backgrounds.
 """
 
 from __future__ import annotations
 
+import difflib
 import html
 import json
-from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = [
+    "BORDER",
+    "BOX",
+    "FG",
+    "FG2",
+    "FINAL_STATES",
     "RowView",
     "STATE_LABELS",
     "badge_html",
+    "clean_error",
     "counts_text",
     "diff_html",
     "elapsed_text",
+    "input_html",
+    "input_text",
+    "nice_step",
     "progress_text",
     "result_preview",
     "row_text",
     "rows_table_html",
     "short_input",
+    "time_text",
+    "timeline_html",
 ]
 
-STATE_LABELS = {
-    "queued": ("queued", "#6b7280", "#f3f4f6"),
-    "awaiting_approval": ("awaiting approval", "#854d0e", "#fef9c3"),
-    "executing": ("executing", "#1d4ed8", "#dbeafe"),
-    "completed": ("completed", "#166534", "#dcfce7"),
-    "cancelled": ("cancelled", "#4b5563", "#e5e7eb"),
-    "error": ("error", "#991b1b", "#fee2e2"),
-    "denied": ("denied", "#9a3412", "#ffedd5"),
-    "deferred": ("deferred", "#6b21a8", "#f3e8ff"),
+# -- theme ---------------------------------------------------------------------------------------
+FG = "var(--jp-content-font-color1, #1f2328)"
+FG2 = "var(--jp-content-font-color2, #424a53)"
+BORDER = "var(--jp-border-color2, #d0d7de)"
+BOX = "var(--jp-layout-color2, #eef0f3)"
+_MONO = "var(--jp-code-font-family, monospace)"
+_ACCENTS = {
+    "grey": "var(--jp-border-color1, #8c959f)",
+    "blue": "var(--jp-brand-color1, #1976d2)",
+    "green": "var(--jp-success-color1, #2e7d32)",
+    "red": "var(--jp-error-color1, #d32f2f)",
+    "orange": "var(--jp-warn-color1, #ef6c00)",
+    "yellow": "var(--jp-warn-color2, #ffb74d)",
+    "purple": "#8e44ad",
+}
+# Translucent tints work over a light and a dark background alike (the text keeps FG).
+_TINTS = {"added": "rgba(46,160,67,0.20)", "removed": "rgba(248,81,73,0.20)", "hunk": "rgba(56,139,253,0.16)"}
+
+STATE_LABELS: dict[str, tuple[str, str]] = {  # state -> (label, accent)
+    "queued": ("queued", _ACCENTS["grey"]),
+    "awaiting_approval": ("awaiting approval", _ACCENTS["yellow"]),
+    "executing": ("running", _ACCENTS["blue"]),
+    "completed": ("completed", _ACCENTS["green"]),
+    "cancelled": ("cancelled", _ACCENTS["grey"]),
+    "interrupted": ("interrupted", _ACCENTS["grey"]),
+    "skipped": ("skipped", _ACCENTS["grey"]),
+    "error": ("error", _ACCENTS["red"]),
+    "denied": ("denied", _ACCENTS["orange"]),
+    "deferred": ("deferred", _ACCENTS["purple"]),
 }
 FINAL_STATES = frozenset({"completed", "cancelled", "error", "denied", "deferred"})
-_COLUMNS = ("2.5em", "9em", "auto", "3.5em", "10em", "4.5em", "30%")
-_CELL = "padding:2px 6px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:top"
+_COLUMNS = ("2.2em", "7.5em", "auto", "3.6em", "8.5em", "8.5em", "22%")
+_HEADINGS = (
+    ("#", "the call's place in the cell"),
+    ("tool", ""),
+    ("input", "what the call was given"),
+    ("step", "calls in one step run side by side; steps run one after another"),
+    ("status", ""),
+    ("time", "waited = for a person's approval; ran = the tool's own work"),
+    ("details", "progress, what it waits for, or why it ended so"),
+)
+_CELL = f"padding:2px 6px;vertical-align:top;text-align:left;color:{FG};overflow-wrap:anywhere;border:none"
+_TR = "background:transparent"  # JupyterLab stripes the rows of HTML outputs
+_TABLE = f"margin:0;table-layout:fixed;width:100%;border-collapse:collapse;font-size:12px;color:{FG}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,25 +98,61 @@ class RowView:
     number: int
     tool_use_id: str
     name: str
-    input: str
+    input: Any
     batch: int
-    state: str
-    elapsed: str
-    progress: str
+    state: str  # the scheduler's status (data-state in the HTML)
+    time: str = ""
+    progress: str = ""
+    note: str = ""  # why it ended so, or what it waits for
+    label: str = ""  # what the badge says when it differs from the state (interrupted, skipped)
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_state(cls, number: int, state: Any) -> "RowView":
-        return cls(number, state.tool_use_id, state.tool_name, short_input(state.input), state.batch, state.status,
-                   elapsed_text(state.elapsed, state.status in FINAL_STATES), progress_text(state.last_progress))
+    def from_state(cls, number: int, state: Any, note: str = "", label: str = "") -> "RowView":
+        return cls(number, state.tool_use_id, state.tool_name, state.input, state.batch, state.status,
+                   time_text(state), progress_text(state.last_progress), note, label)
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL_STATES
 
 
+# -- inputs ----------------------------------------------------------------------------------------
 def short_input(data: Any, limit: int = 70) -> str:
-    """``file_path=README.md, limit=3``: the input on one short line."""
+    """``file_path=README.md, limit=3``: the input on one short line (plain text views)."""
     if isinstance(data, dict):
         text = ", ".join(f"{k}={_scalar(v)}" for k, v in data.items())
     else:
         text = _scalar(data)
     return _cut(" ".join(text.split()), limit)
+
+
+def input_text(data: Any) -> str:
+    """The whole input, one ``key: value`` per line; multi-line strings keep their lines."""
+    if not isinstance(data, dict):
+        return _scalar(data)
+    lines = []
+    for key, value in data.items():
+        text = _scalar(value)
+        if "\n" in text:
+            lines.append(f"{key}:\n" + "\n".join("  " + line for line in text.split("\n")))
+        else:
+            lines.append(f"{key}: {text}")
+    return "\n".join(lines)
+
+
+def input_html(data: Any, limit: int | None = 400) -> str:
+    """The input wrapped with its line breaks kept; past ``limit`` characters the rest folds
+    into a ``<details>`` that opens without a kernel (``limit=None``: all of it, always)."""
+    text = input_text(data)
+    style = f"margin:0;white-space:pre-wrap;overflow-wrap:anywhere;font-family:{_MONO};font-size:11.5px;color:{FG}"
+    if limit is None or len(text) <= limit:
+        return f'<pre class="nts-input" style="{style}">{html.escape(text)}</pre>'
+    cut = text.rfind("\n", 0, limit)
+    cut = cut if cut > limit // 2 else limit
+    return (f'<pre class="nts-input" style="{style}">{html.escape(text[:cut])}</pre>'
+            f'<details style="color:{FG2}"><summary style="cursor:pointer">show all ({len(text):,} characters)</summary>'
+            f'<pre class="nts-input-rest" style="{style}">{html.escape(text[cut:])}</pre></details>')
 
 
 def _scalar(value: Any) -> str:
@@ -82,11 +168,36 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# -- times and progress ------------------------------------------------------------------------
 def elapsed_text(seconds: float | None, final: bool) -> str:
     """Whole seconds while running (fewer updates), tenths once finished."""
     if seconds is None:
         return ""
     return f"{seconds:.1f} s" if final else f"{int(seconds)} s"
+
+
+def time_text(state: Any) -> str:
+    """``waited 3.2 s · ran 0.1 s``: the wait for a person apart from the tool's own work."""
+    status = state.status
+    final = status in FINAL_STATES
+    if status == "awaiting_approval" and state.asked_at is not None:
+        import time
+
+        return f"waiting {elapsed_text(time.monotonic() - state.asked_at, False)}"
+    parts = []
+    waited = state.waited
+    if waited is not None and waited >= 0.05:
+        parts.append(f"waited {elapsed_text(waited, True)}")
+    if final:
+        ran = state.ran
+        if ran is not None and state.started_at is not None:
+            parts.append(f"ran {elapsed_text(max(ran, 0.0), True)}")
+    elif status == "executing" and state.started_at is not None:
+        import time
+
+        since = state.answered_at if state.answered_at is not None else state.started_at
+        parts.append(f"ran {elapsed_text(time.monotonic() - since, False)}")
+    return " · ".join(parts)
 
 
 def progress_text(data: Any, limit: int = 90) -> str:
@@ -103,62 +214,62 @@ def progress_text(data: Any, limit: int = 90) -> str:
     return _cut(_scalar(data), limit)
 
 
-def badge_html(state: str) -> str:
-    label, fg, bg = STATE_LABELS.get(state, (state, "#374151", "#f3f4f6"))
-    return (f'<span class="nts-badge nts-{html.escape(state)}" style="display:inline-block;padding:0 6px;border-radius:8px;'
-            f'font-size:11px;color:{fg};background:{bg};border:1px solid {fg}33">{html.escape(label)}</span>')
+_ERROR_TAGS = re.compile(r"</?tool_use_error>")
 
 
-def _row_html(row: RowView) -> str:
+def clean_error(text: str) -> str:
+    """A result's text without the model-facing ``<tool_use_error>`` tags."""
+    return _ERROR_TAGS.sub("", text).strip()
+
+
+# -- rows ----------------------------------------------------------------------------------------------
+def badge_html(state: str, label: str = "") -> str:
+    shown, accent = STATE_LABELS.get(state, (state, _ACCENTS["grey"]))
+    shown = label or shown
+    return (f'<span class="nts-badge nts-{html.escape(state)}" style="display:inline-block;padding:0 6px;border-radius:3px;'
+            f'font-size:11px;line-height:16px;color:{FG};border:1px solid {accent};border-left:5px solid {accent}">'
+            f"{html.escape(shown)}</span>")
+
+
+def _row_html(row: RowView, input_limit: int | None) -> str:
+    details = row.progress if row.state == "executing" else (row.note if not row.final else "")
     cells = (
         f"{row.number}",
         f"<b>{html.escape(row.name)}</b>",
-        f'<code title="{html.escape(row.input)}">{html.escape(row.input)}</code>',
-        f"b{row.batch}" if row.batch else "",
-        badge_html(row.state),
-        html.escape(row.elapsed),
-        f'<span style="color:#6b7280">{html.escape(row.progress)}</span>',
+        input_html(row.input, input_limit),
+        f"{row.batch}" if row.batch else "",
+        badge_html(row.state, row.label),
+        html.escape(row.time),
+        f'<span style="color:{FG2}">{html.escape(details)}</span>',
     )
     tds = "".join(f'<td style="{_CELL}">{c}</td>' for c in cells)
-    return f'<tr class="nts-row" data-id="{html.escape(row.tool_use_id)}" data-state="{html.escape(row.state)}">{tds}</tr>'
+    line = f'<tr class="nts-row" data-id="{html.escape(row.tool_use_id)}" data-state="{html.escape(row.state)}" style="{_TR}">{tds}</tr>'
+    if row.final and row.note:
+        why = (f'<tr class="nts-why" data-id="{html.escape(row.tool_use_id)}" style="{_TR}"><td style="{_CELL}"></td>'
+               f'<td colspan="6" style="{_CELL};padding-top:0;color:{FG2}">↳ {html.escape(row.note)}</td></tr>')
+        line += why
+    return line
 
 
-def rows_table_html(rows: Sequence[RowView]) -> str:
+def rows_table_html(rows: Sequence[RowView], *, header: bool = False, input_limit: int | None = 400) -> str:
     """Rows as one table with fixed columns, so tables split around approval rows line up."""
     cols = "".join(f'<col style="width:{w}">' for w in _COLUMNS)
-    body = "".join(_row_html(r) for r in rows)
-    return (f'<table class="nts-rows" style="table-layout:fixed;width:100%;border-collapse:collapse;font-size:12px">'
-            f"<colgroup>{cols}</colgroup>{body}</table>")
+    head = ""
+    if header:
+        ths = "".join(f'<th title="{html.escape(tip)}" style="{_CELL};text-align:left;font-weight:600;color:{FG2};'
+                      f'border-bottom:1px solid {BORDER}">{html.escape(name)}</th>' for name, tip in _HEADINGS)
+        head = f'<thead><tr class="nts-head" style="{_TR}">{ths}</tr></thead>'
+    body = "".join(_row_html(r, input_limit) for r in rows)
+    return f'<table class="nts-rows" style="{_TABLE}"><colgroup>{cols}</colgroup>{head}<tbody>{body}</tbody></table>'
 
 
 def row_text(row: RowView) -> str:
     batch = f"b{row.batch}" if row.batch else "--"
     extra = f"  {row.progress}" if row.progress else ""
-    return f"{row.number:>2}. {row.name} [{batch}] {row.state}  {row.input}{extra}"
-
-
-def result_preview(result: Any, limit: int = 2000) -> str:
-    """A tool_result's text, cut, as escaped HTML in a scrollable box."""
-    text = getattr(result, "text", None)
-    text = text() if callable(text) else text
-    if not isinstance(text, str):
-        text = str(result)
-    error = bool(getattr(result, "is_error", False))
-    shown = text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
-    colour = "#991b1b" if error else "#1f2328"
-    return (f'<pre class="nts-result" style="max-height:16em;overflow:auto;margin:2px 0;padding:4px 6px;'
-            f'background:#f6f8fa;color:{colour};white-space:pre-wrap;font-size:12px">{html.escape(shown)}</pre>')
-
-
-def diff_html(diff: str) -> str:
-    """A unified diff highlighted by pygments with inline styles (no page-wide CSS needed)."""
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import DiffLexer
-
-    body = highlight(diff, DiffLexer(), HtmlFormatter(noclasses=True, nowrap=True, style="friendly"))
-    return (f'<pre class="nts-diff" style="max-height:24em;overflow:auto;margin:2px 0;padding:4px 6px;'
-            f'background:#f8f8f8;color:#1f2328;font-size:12px;line-height:1.35">{body}</pre>')
+    line = f"{row.number:>2}. {row.name} [{batch}] {row.state}  {short_input(row.input)}{extra}"
+    if row.final and row.note and row.state != "completed":
+        line += f"\n      -> {row.note}"
+    return line
 
 
 def counts_text(states: Iterable[str]) -> str:
@@ -166,5 +277,126 @@ def counts_text(states: Iterable[str]) -> str:
     for state in states:
         counts[state] = counts.get(state, 0) + 1
     order = list(STATE_LABELS)
-    parts = [f"{n} {STATE_LABELS[s][0] if s in STATE_LABELS else s}" for s, n in sorted(counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)]
-    return ", ".join(parts)
+    ranked = sorted(counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+    return ", ".join(f"{n} {STATE_LABELS[s][0] if s in STATE_LABELS else s}" for s, n in ranked)
+
+
+# -- results and diffs ---------------------------------------------------------------------------------
+def result_preview(result: Any, limit: int = 2000) -> str:
+    """A tool_result's text, cut, as escaped HTML in a scrollable box (errors get a red edge)."""
+    text = getattr(result, "text", None)
+    text = text() if callable(text) else text
+    if not isinstance(text, str):
+        text = str(result)
+    error = bool(getattr(result, "is_error", False))
+    if error:
+        text = clean_error(text)
+    shown = text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+    edge = _ACCENTS["red"] if error else BORDER
+    return (f'<pre class="nts-result{" nts-result-error" if error else ""}" style="max-height:16em;overflow:auto;margin:2px 0;'
+            f'padding:4px 6px;background:{BOX};color:{FG};border-left:4px solid {edge};white-space:pre-wrap;'
+            f'overflow-wrap:anywhere;font-size:12px">{html.escape(shown)}</pre>')
+
+
+def diff_html(diff: str, max_height: str = "24em") -> str:
+    """A unified diff with inline styles only: tinted lines, the text in the theme's colour."""
+    lines = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            style = "font-weight:600"
+        elif line.startswith("@@"):
+            style = f"background:{_TINTS['hunk']}"
+        elif line.startswith("+"):
+            style = f"background:{_TINTS['added']}"
+        elif line.startswith("-"):
+            style = f"background:{_TINTS['removed']}"
+        else:
+            style = ""
+        lines.append(f'<span style="display:block;{style}">{html.escape(line) or " "}</span>')
+    return (f'<pre class="nts-diff" style="max-height:{max_height};overflow:auto;margin:2px 0;padding:4px 6px;'
+            f'background:{BOX};color:{FG};font-size:12px;line-height:1.35;white-space:pre-wrap;overflow-wrap:anywhere">'
+            f'{"".join(lines)}</pre>')
+
+
+def unified(before: str | None, after: str | None, label: str, max_lines: int = 400) -> str:
+    """The unified diff between two texts (None: the file does not exist on that side)."""
+    old, new = (before or "").splitlines(), (after or "").splitlines()
+    lines = list(difflib.unified_diff(old, new, "/dev/null" if before is None else f"a/{label}",
+                                      "/dev/null" if after is None else f"b/{label}", n=3, lineterm=""))
+    if len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"… ({len(lines) - max_lines} more diff lines)"]
+    return "\n".join(lines)
+
+
+# -- the timeline ---------------------------------------------------------------------------------------
+def nice_step(total: float, ticks: int = 5) -> float:
+    """A round tick step (1, 2 or 5 times a power of ten) giving about ``ticks`` ticks."""
+    raw = max(total, 1e-6) / max(ticks, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if raw <= factor * power:
+            return factor * power
+    return 10 * power
+
+
+def _tick_label(seconds: float, step: float) -> str:
+    if step >= 1:
+        return f"{seconds:g} s"
+    if step >= 0.001:
+        return f"{seconds * 1000:g} ms" if seconds < 1 else f"{seconds:g} s"
+    return f"{seconds * 1e6:.0f} µs"
+
+
+def timeline_html(states: Sequence[Any], labels: Sequence[str] | None = None) -> str:
+    """Bars per call against time (waits for a person drawn apart), round ticks, a legend."""
+    spans = [(i, s) for i, s in enumerate(states) if s.started_at is not None or s.asked_at is not None]
+    if not spans:
+        return f'<div class="nts-timeline" style="font-size:12px;color:{FG2}">no call has started yet</div>'
+    times = [t for _, s in spans for t in (s.queued_at, s.started_at, s.asked_at, s.finished_at) if t is not None]
+    t0 = min(times)
+    end = max(times)
+    step = nice_step(end - t0)
+    total = max(step * math.ceil((end - t0) / step - 1e-9), step)
+
+    def pct(t: float) -> float:
+        return max(0.0, min(100.0, (t - t0) / total * 100))
+
+    rows = []
+    for index, state in spans:
+        name = labels[index] if labels is not None else state.tool_name
+        bars = []
+        if state.started_at is not None:
+            stop = state.finished_at if state.finished_at is not None else end
+            accent = STATE_LABELS.get(state.status, ("", _ACCENTS["blue"]))[1]
+            bars.append(_bar(pct(state.started_at), pct(stop), accent, f"{state.status}"))
+        if state.asked_at is not None:
+            stop = state.answered_at if state.answered_at is not None else (state.finished_at or end)
+            bars.append(_bar(pct(state.asked_at), pct(stop), _ACCENTS["yellow"], "waiting for approval", hatched=True))
+        rows.append(f'<div style="display:flex;align-items:center;height:18px"><div style="width:12em;flex:none;overflow:hidden;'
+                    f'text-overflow:ellipsis;white-space:nowrap;color:{FG}">{html.escape(name)}</div>'
+                    f'<div style="position:relative;flex:1;height:12px;border-left:1px solid {BORDER}">{"".join(bars)}</div></div>')
+    count = int(round(total / step))
+    ticks = "".join(
+        f'<span style="position:absolute;left:{k / count * 100:.2f}%;transform:translateX(-50%);color:{FG2}">'
+        f"{html.escape(_tick_label(k * step, step))}</span>" for k in range(count + 1))
+    axis = (f'<div style="display:flex"><div style="width:12em;flex:none"></div><div style="position:relative;flex:1;height:14px;'
+            f'border-top:1px solid {BORDER}">{ticks}</div></div>')
+    legend_items = [("running / completed", _ACCENTS["green"], False), ("waiting for approval", _ACCENTS["yellow"], True),
+                    ("error", _ACCENTS["red"], False), ("denied", _ACCENTS["orange"], False), ("cancelled", _ACCENTS["grey"], False)]
+    legend = "".join(f'<span style="margin-right:12px;white-space:nowrap"><span style="display:inline-block;width:14px;height:9px;'
+                     f'vertical-align:middle;{_fill(colour, hatched)}"></span> {html.escape(text)}</span>'
+                     for text, colour, hatched in legend_items)
+    return (f'<div class="nts-timeline" style="font-size:11px;color:{FG};padding:4px 0">{"".join(rows)}{axis}'
+            f'<div class="nts-legend" style="margin-top:6px;color:{FG2}">{legend}</div></div>')
+
+
+def _fill(colour: str, hatched: bool) -> str:
+    if hatched:
+        return f"background:repeating-linear-gradient(45deg,{colour} 0 3px,transparent 3px 6px);border:1px solid {colour}"
+    return f"background:{colour}"
+
+
+def _bar(start: float, stop: float, colour: str, title: str, hatched: bool = False) -> str:
+    width = max(stop - start, 0.6)
+    return (f'<div title="{html.escape(title)}" style="position:absolute;left:{start:.2f}%;width:{width:.2f}%;top:1px;bottom:1px;'
+            f'border-radius:2px;{_fill(colour, hatched)}"></div>')

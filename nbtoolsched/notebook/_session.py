@@ -15,7 +15,7 @@ import logging
 import os
 from typing import Any, Mapping
 
-from ..permissions._approvals import Policy, ApprovalBroker, policy_from_env
+from ..permissions._approvals import ApprovalAnswer, ApprovalBroker, BrokerEvent, Policy, policy_from_env
 from ..permissions._errors import PermissionConfigError
 from ..permissions._rules import Behavior
 from ..permissions._engine import Permissions
@@ -25,7 +25,9 @@ from ..scheduling._scheduler import DEFAULT, Scheduler
 from ..scheduling._engine import max_tool_use_concurrency
 from ..tool._abort import USER_ABORT
 from ..tool._base import Tool
-from ._cellparse import IdMaker, parse_cell
+from .._sync import add_blocking_hook, make_reentrant
+from ._blocking import Reach, blocking, clicks_reach_blocked_cell
+from ._cellparse import IdMaker, ParsedCell, parse_cell
 from ._interrupt import InterruptGuard
 from ._panel import RunPanel
 from ._pump import Handoff, UIPump
@@ -62,6 +64,7 @@ class NotebookSession:
         self.cwd = os.path.abspath(os.fspath(cwd or os.getcwd()))
         self.notices: list[str] = []
         self.broker = ApprovalBroker(_broker_policy(policy) if policy else policy_from_env("interactive"))
+        self.blocked = 0  # > 0 while a cell blocks on a run (--wait, run_sync)
         self.permissions = permissions if permissions is not None else self._load_permissions()
         self.permissions.approver = self.broker
         if registry is None:
@@ -81,21 +84,79 @@ class NotebookSession:
         self.model: Any = None
         self._from_namespace: dict[str, Tool] = {}  # tools this session took from cells, by name
         self.guard = InterruptGuard(self.loop, self.interrupt, getattr(shell, "kernel", None))
+        self.kernel = getattr(shell, "kernel", None)
+        self._brokers: list[ApprovalBroker] = []
+        self._watch(self.broker)
+        self._unhook = add_blocking_hook(lambda: blocking(self))
         self.closed = False
 
     def _load_permissions(self) -> Permissions:
+        """The rules of the settings files; a file that cannot be read stops the session.
+
+        Falling back to no rules would fail open: deny rules the person wrote would be
+        gone without a word. So the error is raised (the extension does not load and the
+        cell says why) until the file is fixed."""
         try:
             return Permissions.from_settings(self.cwd, approver=self.broker)
         except (PermissionConfigError, OSError, ValueError) as err:
-            self.notices.append(f"settings files ignored: {err}")
-            return Permissions(cwd=self.cwd, approver=self.broker)
+            raise SessionError(
+                f"the permission settings could not be read, so nbtoolsched did not start (running without "
+                f"their deny rules would be unsafe): {err}. Fix the file, then run %load_ext nbtoolsched again."
+            ) from None
+
+    # -- approvals nobody can click ---------------------------------------------------------------
+    def _watch(self, broker: ApprovalBroker) -> None:
+        """While a cell blocks where clicks cannot arrive, a new ask is denied, not left hanging."""
+        self._brokers.append(broker)
+        broker.subscribe(lambda event: self._on_ask(broker, event))
+
+    def _on_ask(self, broker: ApprovalBroker, event: BrokerEvent) -> None:
+        if event.kind != "added" or not self.blocked:
+            return
+        reach = self.reach()
+        if not reach and event.request.tool_use_id in broker.pending:
+            # answered as a headless policy would: nobody can click while this cell blocks
+            broker.answer(event.request.tool_use_id, ApprovalAnswer("deny", f"nobody could click: {reach.why}", by_policy=True))
+
+    def reach(self) -> Reach:
+        return clicks_reach_blocked_cell(self.kernel)
+
+    def would_ask(self, blocks: list[dict[str, Any]], mode: str | None) -> list[str]:
+        """The calls that would wait for a person, judged before anything runs (no approver asked)."""
+        asking = []
+        saved = self.permissions.mode
+        try:
+            if mode is not None:
+                self.permissions.mode = mode
+            for block in blocks:
+                tool = self.registry.get(block["name"])
+                if tool is None:
+                    continue
+                try:
+                    verdict = self.permissions.explain(tool, dict(block.get("input") or {}), cwd=self.cwd)
+                except Exception:  # noqa: BLE001 - cannot tell: assume it asks
+                    asking.append(block["name"])
+                    continue
+                if verdict.behavior == "ask" and self.permissions.mode not in ("dontAsk",):
+                    asking.append(block["name"])
+        finally:
+            self.permissions.mode = saved
+        return asking
 
     # -- runs ---------------------------------------------------------------------------------------
-    def parse(self, body: str, namespace: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def parse(self, body: str, namespace: Mapping[str, Any] | None = None, *, first_line: int = 1) -> ParsedCell:
         """The cell body as tool_use blocks (CellError when it cannot be)."""
         ns = namespace if namespace is not None else getattr(self.shell, "user_ns", {})
         names = [t.name for t in self.registry.full_pool]
-        return parse_cell(body, ns, lambda name: self.registry.get(name) is not None, names, self.make_id)
+        return parse_cell(body, ns, lambda name: self.registry.get(name) is not None, names, self.make_id,
+                          required_fields=self.required_fields, first_line=first_line)
+
+    def required_fields(self, name: str) -> list[str]:
+        """A tool's required input fields, in schema order (what ``- Bash: ls`` fills)."""
+        tool = self.registry.get(name)
+        model = getattr(tool, "input_model", None)
+        fields = getattr(model, "model_fields", {}) if model is not None else {}
+        return [key for key, info in fields.items() if info.is_required()]
 
     def submit(
         self,
@@ -107,11 +168,14 @@ class NotebookSession:
         max_concurrency: int | None = None,
         policy: str | None = None,
         label: str | None = None,
+        origin: str | None = None,
     ) -> NotebookRun:
         """Start the run as a task on the kernel loop and return it with its live panel.
 
         The session passes its settings (and this cell's overrides) to the scheduler for
-        this run only, and keeps the context the run ends with for the next cell.
+        this run only, and keeps the context the run ends with for the next cell. A run
+        still going from the same ``origin`` (the cell, or the --name) is stopped first, so
+        a re-run never leaves an orphan waiting for approval forever.
         """
         self._check_open()
         if delay < 0:
@@ -121,8 +185,11 @@ class NotebookSession:
         if max_concurrency is not None and max_concurrency < 1:
             raise SessionError(f"--max-concurrency must be 1 or more, got {max_concurrency}")
         broker = self.broker
-        if policy is not None and _broker_policy(policy) != "interactive":
+        if policy is not None and _broker_policy(policy) != broker.policy:
+            # an explicit option beats NBTOOLSCHED_APPROVAL (--policy ask asks even under allow)
             broker = ApprovalBroker(_broker_policy(policy))
+            self._watch(broker)
+        replaced = self._replace_earlier(origin)
         handle = self.scheduler.submit(
             blocks,
             mode=mode if mode is not None else DEFAULT,
@@ -138,12 +205,43 @@ class NotebookSession:
                 if state is not None and not state.batch:
                     state.batch = number
         label = label or f"toolcall #{len(self.runs) + 1}"
-        panel = RunPanel(handle, pump=self.pump, handoff=self.handoff, broker=broker, title=label)
-        run = NotebookRun(handle, panel, blocks, label)
+        panel = RunPanel(handle, pump=self.pump, handoff=self.handoff, broker=broker, title=label, cwd=self.cwd,
+                         max_concurrency=max_concurrency if max_concurrency is not None else self.max_concurrency)
+        if replaced:
+            panel.notice = f"stopped the earlier run still going ({', '.join(replaced)})"
+        run = NotebookRun(handle, panel, blocks, label, on_interrupt=self.interrupt)
+        run.origin = origin
         self.runs.append(run)
         assert handle.task is not None
         handle.task.add_done_callback(lambda task: self._finished(run, task))
         return run
+
+    def _replace_earlier(self, origin: str | None) -> list[str]:
+        if origin is None:
+            return []
+        stopped = []
+        for earlier in self.live_runs():
+            if getattr(earlier, "origin", None) == origin:
+                earlier.panel.notice = "replaced by a new run of the same cell"
+                earlier.panel.stop("a new run of the same cell")
+                stopped.append(earlier.label)
+        return stopped
+
+    def wait(self, run: NotebookRun) -> None:
+        """Block the cell until the run ends (``--wait``), keeping the kernel's loop turning."""
+        task = run.handle.task
+        assert task is not None
+        make_reentrant(self.loop)
+        with blocking(self):
+            try:
+                self.loop.run_until_complete(task)
+            except KeyboardInterrupt:
+                run.panel.stop("a kernel interrupt")
+                self.loop.run_until_complete(task)  # every call gets its result first
+                raise
+            finally:
+                self.pump.mark(run.panel)
+                run.panel.render()  # the final record, inside this cell's output
 
     def _finished(self, run: NotebookRun, task: asyncio.Future[Any]) -> None:
         if task.cancelled():
@@ -166,7 +264,7 @@ class NotebookSession:
     def interrupt(self) -> None:
         """A kernel interrupt: every running run and speculation stops; every call gets a result."""
         for run in self.live_runs():
-            run.abort(USER_ABORT)
+            run.abort(USER_ABORT, by="a kernel interrupt")
         for view in self.diff_views:
             if not view.speculation.done:
                 view.speculation.stop()
@@ -190,6 +288,11 @@ class NotebookSession:
 
     def set_policy(self, policy: str) -> None:
         self.broker.policy = _broker_policy(policy)
+
+    def effective_policy(self, policy: str | None) -> str:
+        """Who answers a run's approvals: its --policy, else the session's (ask = a person)."""
+        chosen = _broker_policy(policy) if policy is not None else self.broker.policy
+        return "ask" if chosen == "interactive" else chosen
 
     # -- tools from cells ------------------------------------------------------------------------------
     def register(self, item: Any, *, replace: bool = True) -> Tool:
@@ -257,6 +360,7 @@ class NotebookSession:
         if self.closed:
             return
         self.interrupt()
+        self._unhook()
         self.guard.uninstall()
         self.pump.close()
         for run in self.runs:

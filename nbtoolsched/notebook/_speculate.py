@@ -15,7 +15,19 @@ from typing import Any
 
 from ..speculation._loop import LoopRequest, RunLoop
 
-__all__ = ["ContinuingSpeculation", "model_loop", "start_view"]
+__all__ = ["ContinuingSpeculation", "fresh", "model_loop", "start_view"]
+
+
+def fresh(model: Any) -> Any:
+    """A scripted model from the start of its script, so each %speculate plays it anew
+    (a used-up ScriptedModel would otherwise answer "script finished" forever)."""
+    import dataclasses
+
+    from ..models._scripted import ScriptedModel
+
+    if isinstance(model, ScriptedModel) and not callable(model.script):
+        return dataclasses.replace(model)
+    return model
 
 
 def model_loop(model: Any) -> RunLoop:
@@ -63,9 +75,9 @@ def start_view(session: Any, suggestion: str, model: Any, conversation: Any = No
     scheduler = session.scheduler
     if conversation is not None:
         messages, scheduler = conversation.speculation_base()
-    spec = start_speculation(suggestion, model_loop(model), scheduler=scheduler, messages=messages)
+    spec = start_speculation(suggestion, model_loop(fresh(model)), scheduler=scheduler, messages=messages)
     shown = ContinuingSpeculation(spec, conversation) if conversation is not None else spec
-    view = DiffView(shown, pump=session.pump, handoff=session.handoff)
+    view = DiffView(shown, pump=session.pump, handoff=session.handoff, mode=session.permissions.mode)
     session.diff_views.append(view)
     waiter = asyncio.ensure_future(spec.wait())
     waiter.add_done_callback(lambda _t: session.pump.mark(view))

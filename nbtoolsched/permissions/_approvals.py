@@ -49,16 +49,19 @@ class ApprovalRequest:
     tool_name: str
     input: dict[str, Any]
     reason: str
-    suggested_rules: tuple[str, ...] = ()
+    suggested_rules: tuple[str, ...] = ()  # what "always allow" saves by default (all of them together)
+    alternatives: tuple[str, ...] = ()  # other single rules a person may save instead (narrow to broad)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["suggested_rules"] = list(self.suggested_rules)
+        data["alternatives"] = list(self.alternatives)
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ApprovalRequest":
-        return cls(data["tool_use_id"], data["tool_name"], dict(data["input"]), data["reason"], tuple(data.get("suggested_rules", ())))
+        return cls(data["tool_use_id"], data["tool_name"], dict(data["input"]), data["reason"],
+                   tuple(data.get("suggested_rules", ())), tuple(data.get("alternatives", ())))
 
 
 AnswerKind = Literal["allow", "allow_always", "deny"]
@@ -68,7 +71,9 @@ AnswerKind = Literal["allow", "allow_always", "deny"]
 class ApprovalAnswer:
     kind: AnswerKind
     feedback: str | None = None  # deny: goes to the model; allow: travels with the result
-    rules: tuple[str, ...] = ()  # allow_always: the rules to save (default: the suggested ones)
+    # allow_always: the rules to save (default: the suggested ones); allow: the rules that
+    # released this call while it waited (a sibling's "always allow" covered it)
+    rules: tuple[str, ...] = ()
     updated_input: dict[str, Any] | None = None  # the person edited the call
     by_policy: bool = False  # a headless policy answered, not a person
 
@@ -79,6 +84,11 @@ class ApprovalAnswer:
     @classmethod
     def allow_always(cls, rules: Iterable[str] = (), feedback: str | None = None) -> "ApprovalAnswer":
         return cls("allow_always", feedback, tuple(rules))
+
+    @classmethod
+    def released(cls, rules: Iterable[str]) -> "ApprovalAnswer":
+        """A waiting call that a rule saved meanwhile now allows (no person looked at it)."""
+        return cls("allow", None, tuple(rules))
 
     @classmethod
     def deny(cls, feedback: str | None = None) -> "ApprovalAnswer":

@@ -150,6 +150,8 @@ class Permissions:
         self.home = home or os.path.expanduser("~")
         self.split_command = split_command or default_splitter
         self.tools = {t.name: t for t in tools}
+        # calls waiting for a person right now: what they asked with, in which mode, whom
+        self._waiting: dict[str, tuple[PermissionRequest, Mode, Approver]] = {}
         self.settings_files: list[Path] = []  # filled by from_settings
         self.load_warnings: list[LoadProblem] = []  # what the settings files hold with a caveat
 
@@ -318,7 +320,7 @@ class Permissions:
         """PermissionRequest hooks, then the approver; an input either of them changes is
         checked again before it may run (``_recheck``)."""
         tool = request.tool
-        suggestions = decision.suggestions or _default_suggestions(tool, request.input)
+        suggestions = decision.suggestions or _default_suggestions(tool, request.input, request.ctx.cwd)
         hooked = await self._permission_request(request, tuple(suggestions))
         changed: dict[str, Any] | None = None  # the input a hook or the approver put in place
         if hooked is not None:
@@ -342,24 +344,35 @@ class Permissions:
             message = decision.message or _ask_text(tool)
             shown.add(message)
             if changed is not None:  # rules to save for the input being approved, not the one it replaced
-                suggestions = decision.suggestions or _default_suggestions(tool, request.input)
-            asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), message, tuple(suggestions))
+                suggestions = decision.suggestions or _default_suggestions(tool, request.input, request.ctx.cwd)
+            alternatives = tuple(r for r in _alternative_rules(tool, request.input, request.ctx.cwd) if r not in suggestions)
+            asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), message, tuple(suggestions), alternatives)
+            self._waiting[request.tool_use_id] = (request, mode, approver)
             try:
                 answer = await approver(asked)
             except (ApprovalDeferred, asyncio.CancelledError, AbortError):
                 raise
             except Exception as err:  # noqa: BLE001 - a broken approver rejects, and stops the turn
                 return Decision.deny(f"The approval step failed ({err}); the {tool.name} call was not run.", DecisionReason("user", "approver error"), abort_turn=True)
+            finally:
+                self._waiting.pop(request.tool_use_id, None)
             if answer.kind == "deny":
                 return _rejection(tool.name, decision, answer)
             if answer.kind == "allow_always":
+                saved = []
                 for rule in answer.rules or asked.suggested_rules or (tool.name,):
                     try:
-                        self.add_session_rule(rule)
+                        saved.append(self.add_session_rule(rule).text)
                     except PermissionConfigError:
                         pass  # a suggestion the person could not have meant: the one call is still allowed
-            who = "a headless allow policy" if answer.by_policy else "the user"
-            approved = Decision.allow(None, DecisionReason("user", f"approved by {who}"))
+                if saved:
+                    await self._release_covered(saved)
+            if answer.kind == "allow" and answer.rules and not answer.by_policy:
+                why = DecisionReason("rule", f"allowed by {', '.join(answer.rules)}, saved while it waited", rule=answer.rules[0], source="session")
+                approved = Decision.allow(None, why)
+            else:
+                who = "a headless allow policy" if answer.by_policy else "the user"
+                approved = Decision.allow(None, DecisionReason("user", f"approved by {who}"))
             if _changes(answer.updated_input, request.input):
                 assert answer.updated_input is not None
                 proposal = replace(approved, updated_input=answer.updated_input)
@@ -404,6 +417,28 @@ class Permissions:
                 return Decision.deny(why, DecisionReason("hook" if _from_hook(proposal) else "user", "updated input fails validation")), request
         request = replace(request, input=updated, parsed=parsed)
         return await self._evaluate(tool, updated, parsed, ctx, proposal, mode), request
+
+    async def _release_covered(self, rules: list[str]) -> list[str]:
+        """Answer the calls still waiting for a person that the rules just saved now allow.
+
+        Each is judged again exactly as when it asked (its input, context and mode), so a
+        hook's ask, a safety check or a deny rule keeps it waiting. Only approvers that
+        hold requests (``pending`` and ``answer``, as ApprovalBroker has) can be answered.
+        (Our reference of Claude Code does not describe this re-check; with several prompts
+        waiting at once, as a notebook panel has, not doing it leaves covered calls asking.)"""
+        released: list[str] = []
+        for key, (request, mode, asked) in list(self._waiting.items()):
+            holder: Any = asked
+            while hasattr(holder, "__wrapped__"):  # a run's tracing wrapper around the broker
+                holder = holder.__wrapped__
+            pending, answer = getattr(holder, "pending", None), getattr(holder, "answer", None)
+            if not callable(answer) or not isinstance(pending, Mapping) or key not in pending:
+                continue
+            verdict = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
+            if verdict.behavior == "allow" and key in holder.pending:
+                answer(key, ApprovalAnswer.released(rules))
+                released.append(key)
+        return released
 
     # -- evaluation (everything before asking) ------------------------------------------------
     async def evaluate(
@@ -637,12 +672,51 @@ def _parse(tool: Tool, data: dict[str, Any], fallback: Any = None) -> Any:
         return fallback if fallback is not None else data
 
 
-def _default_suggestions(tool: Tool, data: dict[str, Any]) -> tuple[str, ...]:
+def _default_suggestions(tool: Tool, data: dict[str, Any], cwd: str) -> tuple[str, ...]:
+    """The narrow rule "always allow" saves: a command prefix (``Bash(git log:*)``) or,
+    for a file edit, its folder (``Edit(src/**)``; the file itself at the top level)."""
     field_name = shell_field(tool)
     if field_name and isinstance(data.get(field_name), str):
         rule = suggest_shell_rule(data[field_name], tool.name)
         return (rule,) if rule else ()
+    if tool.permission_kind == "edit":
+        target = _edit_target(tool, data, cwd)
+        if target is not None:
+            folder, name = target
+            return (f"Edit({escape_rule_content(folder)}/**)",) if folder else (f"Edit({escape_rule_content(name)})",)
     return (tool.name,)
+
+
+def _alternative_rules(tool: Tool, data: dict[str, Any], cwd: str) -> tuple[str, ...]:
+    """Other rules a person may save instead, narrowest first, ending with the whole tool."""
+    field_name = shell_field(tool)
+    found: list[str] = []
+    if field_name and isinstance(data.get(field_name), str):
+        command = data[field_name].strip()
+        if command and "\n" not in command:
+            found.append(f"{tool.name}({escape_rule_content(command)})")
+    elif tool.permission_kind == "edit":
+        target = _edit_target(tool, data, cwd)
+        if target is not None and target[0]:
+            found.append(f"Edit({escape_rule_content(target[0] + '/' + target[1])})")
+    found.append("Edit" if tool.permission_kind == "edit" else tool.name)
+    return tuple(dict.fromkeys(found))
+
+
+def _edit_target(tool: Tool, data: dict[str, Any], cwd: str) -> tuple[str, str] | None:
+    """(folder, file name) of an edit's path: relative to cwd inside it, ``//absolute`` outside."""
+    raw = next((data[k] for k in (getattr(tool, "path_field", "file_path"), "file_path", "notebook_path", "path")
+                if isinstance(data.get(k), str)), None)
+    if not raw:
+        return None
+    path = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
+    folder, name = os.path.split(path)
+    root = os.path.normpath(cwd)
+    if folder == root:
+        return "", name
+    if folder.startswith(root + os.sep):
+        return os.path.relpath(folder, root).replace(os.sep, "/"), name
+    return "/" + folder, name  # Claude Code's //absolute form
 
 
 def _run_sync(coro: Any) -> Any:

@@ -1,9 +1,18 @@
-"""JupyterLab in headless Chromium: approve and deny inside the panel, see results and a diff.
+"""JupyterLab and Notebook 7 in headless Chromium: what a person sees and clicks in the panel.
 
-Runs a real JupyterLab (127.0.0.1, random port, no token, temp root) and Debian's
-chromium through Playwright, once with comms over subshells (JupyterLab's default) and
-once with them disabled. Without chromium it skips, saying how to enable it; with
-NBTOOLSCHED_BROWSER_TESTS=required (as .ci/run sets) it fails instead.
+Runs a real JupyterLab or Notebook 7 (127.0.0.1, random port, no token, temp root) and
+Debian's chromium through Playwright, in the light and the dark theme, with comms over
+subshells (the default) and with them disabled. It checks: the whole input and an
+Edit's diff in a waiting row; a schema error's reason in its row; Approve all covering
+five serial Writes in one click; Always allow releasing a covered sibling; text contrast
+of at least 4.5:1 computed from the rendered styles; after saving, a reopened notebook
+(whose outputs no live kernel backs) and ``jupyter nbconvert --to html`` showing the
+final states; ``%%toolcall --wait`` answered by a click where comms arrive on a subshell
+and refused at once where they cannot; a panel whose kernel restarted saying so.
+NBTOOLSCHED_SCREENSHOT_DIR=docs saves the pictures the docs use.
+
+Without chromium it skips, saying how to enable it; with NBTOOLSCHED_BROWSER_TESTS=required
+(as .ci/run sets) it fails instead.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,35 +62,83 @@ def browser_available():
     pytest.skip(f"browser test skipped: {problem}; to run it, {HOW}")
 
 
-SETUP = '''%load_ext nbtoolsched
-import nbtoolsched as nts
+SETUP = """%load_ext nbtoolsched
+import nbtoolsched as nts, os
 from nbtoolsched.models import ScriptedModel, tool_use
 
 @nts.tool(concurrency_safe=True)
 async def touch(name: str) -> str:
-    """Create an empty file (not read-only, so every call asks)."""
+    \"\"\"Create an empty file (not read-only, so every call asks).\"\"\"
     open(name, "w").close()
     return "made " + name
 
-model = ScriptedModel([[tool_use("Write", file_path="notes.txt", content="hello from the overlay\\n")], "done"])'''
-TOOLCALL = "%%toolcall --name run\n- touch: {name: allowed.txt}\n- touch: {name: denied.txt}"
+open("kernel.pid", "w").write(str(os.getpid()))
+os.makedirs("src", exist_ok=True)
+open("src/util.py", "w").write("def answer():\\n    return 1\\n")
+model = ScriptedModel([[tool_use("Write", file_path="notes.txt", content="hello from the overlay\\n")], "I wrote the notes."])"""
+EDITS = """%%toolcall --name edits
+- Read: src/util.py
+- Edit: {file_path: src/util.py, old_string: "    return 1", new_string: "    # the answer, at last\\n    return 42"}
+- Bash: |
+    for f in src/*.py; do
+      wc -l "$f"
+    done > counts.log"""
+SCHEMA = "%%toolcall --name bad\n- Read: {file_path: README.md, limit: lots}"
+FIVE = "%%toolcall --name five\n" + "\n".join(f"- Write: {{file_path: out/{i}.txt, content: 'file {i}'}}" for i in range(1, 6))
+ALWAYS = "%%toolcall --name always\n- touch: {name: a.txt}\n- touch: {name: b.txt}"
+BLOCKING = "%%toolcall --wait --name waited\n- Write: {file_path: waited.txt, content: waited}"  # Always allow saved touch
 SPECULATE = '%toolsched mode acceptEdits\n%speculate --model model "write the notes"'
-SUBSHELLS = "print('subshells:', len(get_ipython().kernel.shell_channel_thread.manager.list_subshell()))"
+ROUTING = "print('subshells:', len(get_ipython().kernel.shell_channel_thread.manager.list_subshell()))"
+CELLS = [SETUP, EDITS, SCHEMA, FIVE, ALWAYS, ROUTING, BLOCKING, SPECULATE, "%%toolcall --name dangling\n- touch: {name: never.txt}"]
+(C_SETUP, C_EDITS, C_SCHEMA, C_FIVE, C_ALWAYS, C_ROUTING, C_WAIT, C_SPEC, C_DANGLING) = range(len(CELLS))
+
+# JavaScript: every visible text element of the panels, its colour against the background
+# it is really drawn on (translucent layers composed up to the page), as a contrast ratio.
+CONTRAST_JS = """(root) => {
+  const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return [0,0,0,0];
+    const p = m[1].split(',').map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const lum = ([r,g,b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v/12.92 : Math.pow((v+0.055)/1.055, 2.4); };
+    return 0.2126*f(r) + 0.7152*f(g) + 0.0722*f(b); };
+  const over = (top, bottom) => { const a = top[3]; return [0,1,2].map(i => top[i]*a + bottom[i]*(1-a)).concat([1]); };
+  const background = (el) => { const layers = []; let node = el;
+    while (node && node.nodeType === 1) { const bg = parse(getComputedStyle(node).backgroundColor);
+      if (bg[3] > 0) { layers.push(bg); if (bg[3] >= 1) break; } node = node.parentElement; }
+    let colour = [255,255,255,1]; if (layers.length && layers[layers.length-1][3] >= 1) colour = layers.pop();
+    else { const body = parse(getComputedStyle(document.body).backgroundColor); if (body[3] > 0) colour = body; }
+    while (layers.length) colour = over(layers.pop(), colour); return colour; };
+  const faded = (el) => { let node = el; while (node && node.nodeType === 1) {
+      if (parseFloat(getComputedStyle(node).opacity) < 1) return true; node = node.parentElement; } return false; };
+  const out = []; const seen = new Set();
+  for (const el of root.querySelectorAll('*')) {
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || el.closest('svg') || !el.closest('.nts-panel, .nts-record')) continue;
+    const style = getComputedStyle(el); const box = el.getBoundingClientRect();
+    if (style.visibility === 'hidden' || style.display === 'none' || box.width === 0 || box.height === 0) continue;
+    if (el.closest('button:disabled') || faded(el)) continue;  /* inactive controls are exempt (WCAG 1.4.3) */
+    let fg = parse(style.color); const bg = background(el); if (fg[3] < 1) fg = over(fg, bg);
+    const [a, b] = [lum(fg), lum(bg)]; const ratio = (Math.max(a,b)+0.05)/(Math.min(a,b)+0.05);
+    const text = Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent.trim()).join(' ').slice(0, 40);
+    const key = style.color + '|' + bg.join(',');
+    if (!seen.has(key) || ratio < 4.5) { seen.add(key); out.push({text, ratio: Math.round(ratio*100)/100, color: style.color, bg: 'rgb(' + bg.slice(0,3).map(Math.round).join(',') + ')'}); }
+  }
+  return out; }"""
 
 
 def _notebook(path: Path) -> None:
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(src) for src in (SETUP, TOOLCALL, SPECULATE, SUBSHELLS)]
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, str(path))
 
 
-def _settings(settings_dir: Path, comms: str) -> None:
+def _settings(settings_dir: Path, comms: str, theme: str) -> None:
     for plugin, values in {
         "@jupyterlab/apputils-extension/kernels-settings": {"commsOverSubshells": comms},
         "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+        "@jupyterlab/apputils-extension/themes": {"theme": "JupyterLab Dark" if theme == "dark" else "JupyterLab Light"},
+        "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
     }.items():
         target = settings_dir / f"{plugin}.jupyterlab-settings"
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -93,15 +151,15 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_lab(root: Path, comms: str) -> tuple[subprocess.Popen[bytes], str, Path]:
+def _start_lab(root: Path, comms: str, theme: str = "light", app: str = "lab") -> tuple[subprocess.Popen[bytes], str, Path]:
     home = root.parent / "lab-home"
-    _settings(home / "settings", comms)
+    _settings(home / "settings", comms, theme)
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "NBTOOLSCHED_APPROVAL"}
     env.update(JUPYTERLAB_SETTINGS_DIR=str(home / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
                JUPYTER_RUNTIME_DIR=str(home / "runtime"), CLAUDE_CONFIG_DIR=str(home / "claude"))
     log = home / "lab.log"
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+    cmd = [sys.executable, "-m", "jupyterlab" if app == "lab" else "notebook", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=",
            "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}", "--allow-root"]
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
@@ -136,100 +194,243 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=10)
 
 
-@pytest.mark.parametrize("comms", ["perCommTarget", "disabled"])
-def test_approve_deny_results_and_overlay_diff_in_jupyterlab(tmp_path, comms):
+# (app, theme, comms): JupyterLab and Notebook 7, both themes, both comm routings, in four runs
+CONFIGS = [("lab", "light", "perCommTarget"), ("lab", "dark", "disabled"),
+           ("notebook", "dark", "perCommTarget"), ("notebook", "light", "disabled")]
+
+
+@pytest.mark.parametrize(("app", "theme", "comms"), CONFIGS, ids=["-".join(c) for c in CONFIGS])
+def test_a_panel_a_person_can_trust(tmp_path, app, theme, comms):
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=WAIT)
-
     root = tmp_path / "root"
     root.mkdir()
     _notebook(root / "demo.ipynb")
-    proc, url, log = _start_lab(root, comms)
+    proc, url, log = _start_lab(root, comms, theme, app)
+    shots = _Shots(f"{app}-{theme}-{comms}", first=(app, theme, comms) == CONFIGS[0])
     try:
         with sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(
                 str(tmp_path / "chromium-profile"),  # a fresh --user-data-dir
-                executable_path=CHROMIUM, headless=True, viewport={"width": 1400, "height": 1000},
+                executable_path=CHROMIUM, headless=True, viewport={"width": 1280, "height": 1100},
                 args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
             )
             page = context.pages[0] if context.pages else context.new_page()
             try:
                 page.set_default_timeout(WAIT)
-                _drive(page, expect, url, root, comms)
+                _drive(page, expect, url, root, app, theme, comms, shots)
             except Exception:
                 page.screenshot(path=str(tmp_path / "failure.png"))
                 raise
             finally:
                 context.close()
     except Exception as err:
-        raise AssertionError(f"{err}\n--- jupyter lab log (tail) ---\n{log.read_text()[-2000:]}") from err
+        raise AssertionError(f"{err}\n--- jupyter log (tail) ---\n{log.read_text()[-2000:]}") from err
     finally:
         _stop(proc)
 
 
-def _snapshot(locator, name: str) -> None:
-    """Pictures for the docs: NBTOOLSCHED_SCREENSHOT_DIR=docs saves what a person sees here."""
-    folder = os.environ.get("NBTOOLSCHED_SCREENSHOT_DIR")
-    if folder:
-        locator.screenshot(path=str(Path(folder) / name))
+class _Shots:
+    """Pictures for the docs (NBTOOLSCHED_SCREENSHOT_DIR=docs): most from the first config,
+    the dark theme and the refused --wait from the ones that show them."""
+
+    def __init__(self, config: str, first: bool) -> None:
+        self.folder = os.environ.get("NBTOOLSCHED_SCREENSHOT_DIR")
+        self.config, self.first = config, first
+
+    def take(self, locator, name: str, always: bool = False) -> None:
+        if self.folder and (self.first or always):
+            locator.screenshot(path=str(Path(self.folder) / name), animations="disabled")
+
+
+def _open(page, expect, url: str, app: str) -> Any:
+    page.goto(f"{url}/lab/tree/demo.ipynb" if app == "lab" else f"{url}/notebooks/demo.ipynb")
+    cells = page.locator(".jp-NotebookPanel-notebook .jp-Cell")
+    expect(cells).to_have_count(len(CELLS), timeout=120_000)
+    deadline = time.monotonic() + 120
+    while not any(k.get("execution_state") == "idle" for k in _kernels(url)):  # the kernel is up
+        assert time.monotonic() < deadline, f"no kernel became idle: {_kernels(url)}"
+        time.sleep(0.3)
+    time.sleep(1.0)  # the page connects to it
+    return cells
 
 
 def _run_cell(page, cell) -> None:
     """Select the cell in command mode and run it (Shift+Enter), as a person would."""
+    cell.scroll_into_view_if_needed()
     cell.locator(".jp-InputArea-editor").click()
     page.keyboard.press("Escape")
     page.keyboard.press("Shift+Enter")
 
 
-def _drive(page, expect, url: str, root: Path, comms: str) -> None:
-    page.goto(f"{url}/lab/tree/demo.ipynb")
-    expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=120_000)
-    cells = page.locator(".jp-NotebookPanel-notebook .jp-Cell")
-    expect(cells).to_have_count(4)
+def _contrast(locator, where: str) -> list[dict]:
+    found = locator.evaluate(CONTRAST_JS)
+    low = [f for f in found if f["ratio"] < 4.5]
+    assert found and not low, f"{where}: text below 4.5:1 contrast: {low[:6]}"
+    return found
 
-    # 1: load the extension (a cell that returns)
-    _run_cell(page, cells.nth(0))
-    expect(cells.nth(0).locator(".jp-OutputArea")).to_contain_text("nbtoolsched:")
 
-    # 2: a batch whose two calls both wait for approval: rows show up, then update
-    _run_cell(page, cells.nth(1))
-    panel = cells.nth(1).locator(".nts-panel")
+def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str, shots: _Shots) -> None:
+    cells = _open(page, expect, url, app)
+    out = lambda i: cells.nth(i).locator(".jp-OutputArea")  # noqa: E731
+    expect(page.locator("body")).to_have_attribute("data-jp-theme-light", "false" if theme == "dark" else "true")
+
+    _run_cell(page, cells.nth(C_SETUP))
+    expect(out(C_SETUP)).to_contain_text("nbtoolsched:", timeout=120_000)
+
+    # 1. a waiting Edit shows the whole input and the diff it would make; a Bash reason names the command
+    _run_cell(page, cells.nth(C_EDITS))
+    panel = cells.nth(C_EDITS).locator(".nts-panel")
     asking = panel.locator(".nts-approval")
-    expect(asking).to_have_count(2)
-    expect(asking.nth(0)).to_contain_text("awaiting approval")
-    expect(panel.locator("button.nts-approve-all")).to_contain_text("Approve all 2")
-    _snapshot(cells.nth(1), "approvals.png")
+    expect(asking).to_have_count(1)
+    expect(asking.locator(".nts-full-input")).to_contain_text("# the answer, at last")
+    expect(asking.locator(".nts-would-diff")).to_contain_text("+    return 42")
+    expect(asking.locator(".nts-would-diff")).to_contain_text("-    return 1")
+    expect(panel.locator(".nts-head")).to_contain_text("details")  # the header row
+    _contrast(panel, f"waiting row ({theme})")
+    shots.take(cells.nth(C_EDITS), "approvals.png")
+    if theme == "dark" and app == "lab":
+        shots.take(cells.nth(C_EDITS), "approvals-dark.png", always=True)
+    asking.locator("button.nts-allow").click()
+    expect(asking.locator(".nts-reason")).to_contain_text("Bash wants to run `for f in src/*.py; do…`")
+    expect(asking.locator(".nts-full-input")).to_contain_text('wc -l "$f"')
+    asking.locator("button.nts-deny").click()
+    record = cells.nth(C_EDITS).locator(".nts-record")  # the finished run: a static record
+    expect(record.locator('.nts-row[data-state="denied"]')).to_have_count(1)
+    expect(record).to_contain_text("denied by you")
+    assert "return 42" in (root / "src" / "util.py").read_text() and not (root / "counts.log").exists()
 
-    asking.nth(0).locator("button.nts-allow").click()
-    expect(panel.locator('.nts-row[data-id="toolu_nb_0001"][data-state="completed"]')).to_have_count(1)
-    expect(asking).to_have_count(1)  # the other call still waits
-    asking.nth(0).locator("button.nts-deny").click()
-    expect(panel.locator('.nts-row[data-id="toolu_nb_0002"][data-state="denied"]')).to_have_count(1)
-    expect(panel).to_contain_text("finished")
-    _snapshot(cells.nth(1), "panel.png")
+    # 2. a schema error says why, in its row, without the model-facing tags
+    _run_cell(page, cells.nth(C_SCHEMA))
+    bad = cells.nth(C_SCHEMA).locator(".nts-record")
+    expect(bad.locator('.nts-row[data-state="error"]')).to_have_count(1)
+    expect(bad.locator(".nts-why")).to_contain_text("limit")
+    assert "tool_use_error" not in bad.inner_text()
+    shots.take(cells.nth(C_SCHEMA), "reasons.png")
 
-    picker = panel.locator("select")
-    picker.select_option(label="1. touch (completed)")
-    expect(panel.locator(".nts-result")).to_contain_text("made allowed.txt")
-    picker.select_option(label="2. touch (denied)")
-    expect(panel.locator(".nts-result")).to_contain_text("rejected")
-    assert (root / "allowed.txt").exists() and not (root / "denied.txt").exists()
+    # 3. five Writes run one after another: one click on Approve all covers all five
+    _run_cell(page, cells.nth(C_FIVE))
+    five = cells.nth(C_FIVE)
+    expect(five.locator(".nts-approval")).to_have_count(1)
+    shots.take(five, "approve-all.png")
+    five.locator("button.nts-approve-all").click()
+    expect(five.locator(".nts-record .nts-summary")).to_have_text("5 completed")
+    assert sorted(p.name for p in (root / "out").iterdir()) == [f"{i}.txt" for i in range(1, 6)]
 
-    # 3: a speculation: the overlay diff, then Accept writes it for real
-    _run_cell(page, cells.nth(2))
-    view = cells.nth(2).locator(".nts-diff-view")
+    # 4. Always allow names its rule and releases the sibling the rule covers
+    _run_cell(page, cells.nth(C_ALWAYS))
+    always = cells.nth(C_ALWAYS)
+    expect(always.locator(".nts-approval")).to_have_count(2)
+    expect(always.locator(".nts-approval").first.locator("select.nts-rule, .nts-rule select")).to_contain_text("touch")
+    shots.take(always, "always-allow.png")
+    always.locator(".nts-approval").first.locator("button.nts-always").click()
+    expect(always.locator(".nts-record .nts-summary")).to_have_text("2 completed")
+    assert (root / "a.txt").exists() and (root / "b.txt").exists()
+
+    # where do widget messages arrive? (JupyterLab opens a subshell for them unless told not to;
+    # Notebook 7 has no setting for it and always does)
+    _run_cell(page, cells.nth(C_ROUTING))
+    expect(out(C_ROUTING)).to_contain_text("subshells:")
+    subshells = int(out(C_ROUTING).inner_text().split("subshells:")[1].split()[0])
+    if app == "lab":
+        assert (subshells > 0) == (comms != "disabled"), (comms, subshells)
+
+    # 5. --wait: a click reaches the blocked cell where comms come on a subshell; elsewhere it refuses
+    _run_cell(page, cells.nth(C_WAIT))
+    waited = cells.nth(C_WAIT)
+    if not subshells:
+        expect(out(C_WAIT)).to_contain_text("--wait cannot wait for your click here")
+        expect(out(C_WAIT)).to_contain_text("--policy allow")
+        shots.take(waited, "wait-refused.png", always=app == "lab")
+        assert not (root / "waited.txt").exists()
+    else:
+        expect(waited.locator(".nts-approval")).to_have_count(1)
+        waited.locator("button.nts-allow").click()
+        expect(waited.locator(".nts-record .nts-summary")).to_have_text("1 completed")
+        shots.take(waited, "wait.png")
+        assert (root / "waited.txt").exists()
+
+    # 6. %speculate: accept, then the output is the record of what was accepted
+    _run_cell(page, cells.nth(C_SPEC))
+    view = cells.nth(C_SPEC).locator(".nts-diff-view")
     expect(view.locator(".nts-diff")).to_contain_text("hello from the overlay")
-    expect(view).to_contain_text("created")
-    _snapshot(cells.nth(2), "diff.png")
-    assert not (root / "notes.txt").exists()
+    expect(view.locator(".nts-spec-text")).to_contain_text("I wrote the notes.")
+    shots.take(cells.nth(C_SPEC), "diff.png")
     view.locator("button.nts-accept").click()
-    expect(view.locator(".nts-spec-status")).to_have_text("accepted")
+    expect(cells.nth(C_SPEC).locator(".nts-diff-record .nts-spec-status")).to_have_text("accepted")
     assert (root / "notes.txt").read_text() == "hello from the overlay\n"
 
-    # 4: the setting really took effect: JupyterLab opened comm subshells only when asked to
-    _run_cell(page, cells.nth(3))
-    expect(cells.nth(3).locator(".jp-OutputArea")).to_contain_text("subshells:")
-    count = int(cells.nth(3).locator(".jp-OutputArea").inner_text().split("subshells:")[1].split()[0])
-    assert (count > 0) == (comms != "disabled"), (comms, count)
+    # every finished output in this theme is readable
+    _contrast(page.locator(".jp-NotebookPanel-notebook"), f"records ({theme})")
+    if theme == "dark" and app == "lab":
+        shots.take(cells.nth(C_EDITS), "record-dark.png", always=True)
+
+    # 7. saved, reopened (no kernel holds these outputs) and converted: the final states, no widget error
+    page.keyboard.press("Control+s")
+    _wait_saved(root / "demo.ipynb")
+    _check_nbconvert(root, comms, page, shots)
+    page.goto("about:blank")
+    _shutdown_kernels(url)
+    cells = _open(page, expect, url, app)
+    expect(cells.nth(C_FIVE).locator(".nts-record .nts-summary")).to_have_text("5 completed")
+    expect(cells.nth(C_EDITS).locator('.nts-record .nts-row[data-state="denied"]')).to_have_count(1)
+    expect(cells.nth(C_SPEC).locator(".nts-spec-status")).to_have_text("accepted")
+    assert "Error displaying widget" not in page.locator(".jp-NotebookPanel-notebook").inner_text()
+    shots.take(cells.nth(C_EDITS), "reopened.png")
+
+    # 8. a live panel whose kernel dies says so, and its buttons stop taking clicks
+    _run_cell(page, cells.nth(C_SETUP))
+    expect(out(C_SETUP)).to_contain_text("nbtoolsched:", timeout=120_000)
+    _run_cell(page, cells.nth(C_DANGLING))
+    dangling = cells.nth(C_DANGLING).locator(".nts-panel")
+    expect(dangling.locator(".nts-approval")).to_have_count(1)
+    expect(dangling.locator(".nts-gone")).to_be_hidden()
+    os.kill(int((root / "kernel.pid").read_text()), 9)  # the kernel dies (JupyterLab starts another)
+    expect(dangling.locator(".nts-gone")).to_be_visible()
+    expect(dangling.locator(".nts-gone")).to_contain_text("kernel that ran this is gone")
+    assert dangling.locator("button.nts-allow").evaluate("b => getComputedStyle(b).pointerEvents") == "none"
+    shots.take(cells.nth(C_DANGLING), "kernel-gone.png")
+
+
+def _wait_saved(path: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = path.read_text()
+        if "5 completed" in text and "accepted" in text:
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"{path.name} was not saved with the final states")
+
+
+def _check_nbconvert(root: Path, comms: str, page, shots: _Shots) -> None:
+    import nbformat
+
+    nb = nbformat.read(str(root / "demo.ipynb"), as_version=4)
+    for index in (C_EDITS, C_SCHEMA, C_FIVE, C_ALWAYS, C_SPEC):
+        data = [o.get("data", {}) for o in nb.cells[index].outputs if o.get("output_type") in ("display_data", "execute_result")]
+        assert data and all("application/vnd.jupyter.widget-view+json" not in d for d in data), (index, data)
+        assert any("text/html" in d for d in data), index
+    done = subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output", "converted", str(root / "demo.ipynb")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    html = (root / "converted.html").read_text()
+    assert html.count('class="nts-record') >= 5 and "5 completed" in html and "accepted" in html
+    assert 'data-state="queued"' not in html and "Error displaying widget" not in html
+    if shots.folder and shots.first:
+        page.goto((root / "converted.html").as_uri())
+        shots.take(page.locator(".jp-Cell").nth(C_FIVE), "nbconvert.png")
+
+
+def _kernels(url: str) -> list[dict]:
+    import httpx
+
+    return httpx.get(f"{url}/api/kernels", timeout=10).json()
+
+
+def _shutdown_kernels(url: str) -> None:
+    import httpx
+
+    for kernel in _kernels(url):
+        httpx.delete(f"{url}/api/kernels/{kernel['id']}", timeout=30)

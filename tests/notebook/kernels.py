@@ -131,7 +131,7 @@ def execute(client: Any, code: str, timeout: float = 60) -> dict[str, Any]:
         kind, content = msg["msg_type"], msg["content"]
         if kind == "stream":
             out[content["name"]] += content["text"]
-        elif kind == "execute_result":
+        elif kind in ("execute_result", "display_data"):  # a run shows itself with a display id
             out["result"] += content["data"].get("text/plain", "")
         elif kind == "error":
             out["error"] = content

@@ -80,7 +80,7 @@ def test_whole_body_variable_holding_blocks_or_models():
         ("", "the cell is empty"),
         ("   \n", "the cell is empty"),
         ("[{,]", "not valid JSON"),
-        ("- Read: {file_path: [unclosed", "not valid YAML"),
+        ("- Read: {file_path: [unclosed", "cannot be read (line 1"),
         ("42", "expected a list of tool calls"),
         ("- just text", "expected a tool call"),
         ("- Read: {a: 1}\n  Grep: {b: 2}", "one key"),
@@ -206,3 +206,35 @@ def test_a_variable_too_large_or_too_deep_is_refused():
 @pytest.mark.parametrize("body", ["- Read: {n: " + "9" * 5000 + "}", '[{"name": "Read", "input": {"n": ' + "9" * 5000 + "}}]"])
 def test_a_number_python_will_not_read_is_a_cell_error(body):
     assert _error(body).startswith("the cell has a value that cannot be read: Exceeds the limit (4300 digits)")
+
+
+# -- the short form's one required field, YAML errors people can act on, warnings --------------------
+REQUIRED = {"Read": ["file_path"], "Grep": ["pattern"], "Edit": ["file_path", "old_string", "new_string"], "Bash": ["command"]}
+
+
+def parse_short(body: str, first_line: int = 2):
+    return parse_cell(body, {}, lambda n: n in TOOLS, TOOLS, IdMaker(), required_fields=lambda n: REQUIRED[n], first_line=first_line)
+
+
+def test_a_bare_value_fills_the_one_required_field():
+    blocks = parse_short("- Bash: ls -la\n- Read: README.md\n- Bash: echo {a,b}\n")
+    assert [b["input"] for b in blocks] == [{"command": "ls -la"}, {"file_path": "README.md"}, {"command": "echo {a,b}"}]
+    with pytest.raises(CellError, match=r"Edit needs file_path, old_string, new_string"):
+        parse_short("- Edit: notes.md")
+
+
+@pytest.mark.parametrize("body", ["- Bash: {command: echo a: b}", "- Bash: echo a: b", "- Bash: [ -f x ] && echo y",
+                                  "- Bash: {command: ls # c}"])
+def test_yaml_errors_say_what_to_quote_and_count_lines_from_the_cell(body):
+    with pytest.raises(CellError) as info:
+        parse_short("\n- Read: README.md\n" + body)  # the magic line, a blank line, then the calls
+    message = str(info.value)
+    assert "(line 4," in message and "single quotes" in message and "mapping values" not in message
+
+
+def test_double_quoted_escapes_and_dropped_comments_warn():
+    parsed = parse_short('- Grep: "\\bTODO\\b"\n- Bash: ls # the rest\n- Grep: \'\\bkept\\b\'\n')
+    assert parsed[0]["input"]["pattern"] == "\bTODO\b" and parsed[2]["input"]["pattern"] == "\\bkept\\b"
+    assert [w.split(":")[0] for w in parsed.warnings] == ["line 2", "line 3"]
+    with pytest.raises(CellError, match="single quotes to keep backslashes"):
+        parse_short('- Grep: "\\dTODO"')

@@ -8,6 +8,7 @@ and without a subshell where the kernel has them; kernel interrupts; bad input.
 from __future__ import annotations
 
 import json
+import queue
 import time
 
 import pytest
@@ -69,6 +70,47 @@ def test_clicks_on_the_main_shell_answer_approvals(kernel):
     assert seen["threads"][-2:] == ["MainThread", "MainThread"]
 
 
+def _wait_with_a_click(client, work, tag: str, subshell_id: str | None, timeout: float = 60) -> dict:
+    """Run a --wait cell that asks, and click Allow (as a frontend would) while the cell blocks."""
+    cell = f"%%toolcall --wait --name w_{tag.replace('-', '_')}\n- touch: {{name: {tag}.txt}}\n"
+    msg_id = client.execute(cell)
+    out = {"stderr": "", "stdout": "", "clicked": False, "error": None}
+    allow = None
+    deadline = time.monotonic() + timeout
+    while True:
+        assert time.monotonic() < deadline, f"the --wait cell did not finish within {timeout} s: {out}"
+        try:
+            msg = client.get_iopub_msg(timeout=2)
+        except queue.Empty:
+            continue
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "comm_open" and not out["clicked"]:
+            state = content.get("data", {}).get("state", {})
+            if state.get("_model_name") == "ButtonModel" and state.get("description") == "Allow":
+                allow = content["comm_id"]
+            elif allow is not None and state.get("_model_name") == "VBoxModel":  # the row is complete: a person sees it
+                click(client, allow, subshell_id)
+                out["clicked"] = True
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if kind == "stream":
+            out[content["name"]] += content["text"]
+        elif kind == "error":
+            out["error"] = content
+        elif kind == "status" and content["execution_state"] == "idle":
+            return out
+
+
+def test_wait_refuses_where_clicks_come_on_the_main_shell(kernel):
+    """Measured: a click sent to the main shell waits behind a blocked cell on every ipykernel
+    (7.4's concurrent comm dispatch does not help a cell that blocks in a nested loop), so
+    --wait refuses at once instead of hanging."""
+    variant, _manager, client, work = kernel
+    seen = _wait_with_a_click(client, work, "wait-main", None)
+    assert "--wait cannot wait for your click here" in seen["stderr"], seen
+    assert "--policy allow" in seen["stderr"] and not (work / "wait-main.txt").exists()
+
+
 def test_clicks_sent_to_a_subshell_answer_approvals(kernel):
     variant, _manager, client, work = kernel
     if not supports_subshells(client):
@@ -82,6 +124,57 @@ def test_clicks_sent_to_a_subshell_answer_approvals(kernel):
     if variant == "ipykernel-7.3":
         # 7.3 runs the click on the subshell's own thread: only the hand-over makes it work
         assert all(name != "MainThread" for name in seen["threads"][-2:]), seen["threads"]
+
+
+def test_wait_with_a_click_sent_to_a_subshell(kernel):
+    """Measured: where comms arrive on a subshell (7.x), a click reaches the blocked cell."""
+    variant, _manager, client, work = kernel
+    if not supports_subshells(client):
+        seen = _wait_with_a_click(client, work, "wait-sub", None)
+        assert "--wait cannot wait for your click here" in seen["stderr"] and "6.29" in seen["stderr"], seen
+        return
+    sub = create_subshell(client)
+    seen = _wait_with_a_click(client, work, "wait-sub", sub)
+    assert seen["clicked"] and seen["error"] is None and "UsageError" not in seen["stderr"], seen
+    assert (work / "wait-sub.txt").exists()
+    done = execute(client, "print(w_wait_sub.done(), w_wait_sub.summary())")
+    assert done["stdout"].strip() == "True 1 calls: 1 completed", done
+
+
+def test_wait_with_a_policy_needs_no_click_anywhere(kernel):
+    variant, _manager, client, work = kernel
+    out = execute(client, "%%toolcall --wait --policy allow --name w_pol\n- touch: {name: by-policy.txt}\n", timeout=60)
+    assert out["error"] is None and (work / "by-policy.txt").exists(), out
+    assert execute(client, "print(w_pol.done())")["stdout"].strip() == "True"
+
+
+def test_an_interrupted_await_is_one_short_line(kernel):
+    variant, manager, client, work = kernel
+    assert execute(client, "%%toolcall --name r_int\n- touch: {name: never-int.txt}\n")["error"] is None
+    poll_json(client, "import json; print(json.dumps(bool(r_int.panel.pending())))", bool)
+    msg_id = client.execute("await r_int")
+    time.sleep(1.0)
+    manager.interrupt_kernel()
+    stderr, error = "", None
+    deadline = time.monotonic() + 30
+    while True:
+        assert time.monotonic() < deadline, "the interrupted cell did not end"
+        try:
+            msg = client.get_iopub_msg(timeout=2)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stderr":
+            stderr += msg["content"]["text"]
+        elif msg["msg_type"] == "error":
+            error = msg["content"]
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    text = stderr + json.dumps(error or {})
+    assert "Interrupted: toolcall r_int was stopped" in text and "CancelledError" not in text, (stderr, error)
+    done = execute(client, "print(r_int.done(), r_int.outcomes[0].status)", timeout=30)
+    assert done["stdout"].strip() == "True cancelled", done
 
 
 def test_kernel_interrupt_aborts_the_run_and_kills_its_processes(kernel):
@@ -116,3 +209,31 @@ def test_bad_input_is_a_short_error_in_the_cell(kernel):
     assert out["stderr"].strip().startswith("UsageError: call 1: unknown tool 'Nope'")
     assert len(out["stderr"].strip().splitlines()) == 1 and out["error"] is None
     assert execute(client, "print('alive')")["stdout"].strip() == "alive"
+
+
+def test_interrupting_a_wait_cell_stops_the_run_and_says_so_in_one_line(kernel):
+    variant, manager, client, work = kernel
+    msg_id = client.execute("%%toolcall --wait --policy allow --name w_int\n- Bash: {command: 'touch w-int.started && sleep 60'}\n")
+    deadline = time.monotonic() + 30
+    while not (work / "w-int.started").exists():
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.1)
+    manager.interrupt_kernel()
+    stderr, error = "", None
+    deadline = time.monotonic() + 30
+    while True:
+        assert time.monotonic() < deadline, "the interrupted --wait cell did not end"
+        try:
+            msg = client.get_iopub_msg(timeout=2)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stderr":
+            stderr += msg["content"]["text"]
+        elif msg["msg_type"] == "error":
+            error = msg["content"]
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    assert "interrupted: toolcall w_int was stopped" in stderr and error is None, (stderr, error)
+    assert execute(client, "print(w_int.outcomes[0].status)")["stdout"].strip() == "cancelled"

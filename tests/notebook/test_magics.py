@@ -155,6 +155,7 @@ async def test_pending_approvals_and_trace(shell, project):
     timeline = shell.run_line_magic("toolsched", "trace")
     bundle = timeline._repr_mimebundle_()
     assert bundle["image/svg+xml"].startswith("<svg") and "batch 1" in bundle["text/plain"]
+    assert "nts-legend" in bundle["text/html"] and "waiting for approval" in bundle["text/html"]
     assert "#" in bundle["text/plain"] and "?" in bundle["text/plain"]  # ran, and waited for a person
 
 
@@ -225,3 +226,125 @@ async def test_unload_aborts_runs_and_closes_widgets(project):
 
 async def _await(run):
     return await run
+
+
+# -- blocking mode, policies, re-runs, the short form, help ------------------------------------------
+async def test_wait_refuses_clearly_where_no_click_can_reach_the_cell(shell, project):
+    result = shell.run_cell("%%toolcall --wait --name r1\n- touch: {name: never.txt}\n")
+    message = cell_error(result)
+    assert "--wait cannot wait for your click here" in message and "no Jupyter kernel" in message
+    assert "--policy allow" in message and "touch would ask" in message
+    assert "r1" not in shell.user_ns and not (project / "never.txt").exists()  # nothing ran
+
+
+async def test_an_explicit_policy_beats_the_environment(project, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setenv("NBTOOLSCHED_APPROVAL", "allow")
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "nbtoolsched")
+    try:
+        ip.run_cell("%%toolcall --policy ask --name r1\n- Write: {file_path: asked.txt, content: hi}\n")
+        run = ip.user_ns["r1"]
+        await wait_for(lambda: run.panel.pending(), what="--policy ask to ask a person despite the environment")
+        run.abort()
+        await asyncio.wait_for(_await(run), 10)
+        assert not (project / "asked.txt").exists()
+    finally:
+        ip.run_line_magic("unload_ext", "nbtoolsched")
+
+
+async def test_rerunning_the_same_name_stops_the_run_still_waiting(shell, project):
+    shell.run_cell("%%toolcall --name r1\n- touch: {name: first.txt}\n")
+    first = shell.user_ns["r1"]
+    await wait_for(lambda: first.panel.pending(), what="the first run to wait for approval")
+    shell.run_cell("%%toolcall --name r1\n- touch: {name: second.txt}\n")
+    second = shell.user_ns["r1"]
+    await asyncio.wait_for(_await(first), 10)  # no orphan left waiting forever
+    assert first.outcomes[0].status == "cancelled" and "replaced by a new run" in first.panel.record_html()
+    assert "a new run of the same cell" in first.panel.rows()[0].note
+    assert "stopped the earlier run" in second.panel.notice
+    assert list(session().broker.pending) == [second.handle.order[0]]
+    second.abort()
+    await asyncio.wait_for(_await(second), 10)
+
+
+async def test_short_form_fills_the_one_required_field_and_counts_lines_from_the_cell(shell, project):
+    shell.run_cell("%%toolcall --name r1\n- Bash: echo hi there\n- Read: README.md\n")
+    results = await shell.user_ns["r1"]
+    assert results[0].text.strip() == "hi there" and "line two" in results[1].text
+    message = cell_error(shell.run_cell("%%toolcall\n- Read: README.md\n- Bash: echo a: b\n"))
+    assert "line 3" in message and "single quotes" in message  # the magic line is line 1
+    message = cell_error(shell.run_cell("%%toolcall\n- Edit: notes.md\n"))
+    assert "Edit needs file_path, old_string, new_string" in message
+
+
+async def test_escapes_in_double_quotes_and_dropped_comments_warn(shell, project, capsys):
+    shell.run_cell('%%toolcall --name r1\n- Grep: {pattern: "\\bTODO\\b"}\n- Bash: echo kept # dropped\n')
+    await shell.user_ns["r1"]
+    out = capsys.readouterr().out
+    assert "line 2: a backslash in double quotes is an escape" in out
+    assert "line 3: ' #' starts a YAML comment" in out
+
+
+def test_toolcall_help_shows_the_cell_magic_with_two_percent_signs(shell):
+    from nbtoolsched.notebook._magics import ToolMagics
+
+    usage = ToolMagics.toolcall.__doc__
+    assert "%%toolcall [" in usage and "--wait" in usage
+
+
+async def test_results_of_await_run_read_well(shell, project):
+    shell.run_cell("%%toolcall --name r1\n- Read: README.md\n- Read: missing.txt\n")
+    results = await shell.user_ns["r1"]
+    text = repr(results) if not hasattr(results, "text") else results.text()
+    assert text.splitlines()[0].startswith(" 1. ok") and text.splitlines()[1].startswith(" 2. error")
+    assert "tool_use_error" not in text and "<details>" in results._repr_html_()
+
+
+async def test_settings_that_cannot_be_read_stop_the_extension_instead_of_dropping_deny_rules(project, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from nbtoolsched.notebook import get_session
+
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash(rm:*)"]}, oops}')
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "nbtoolsched")
+    try:
+        out = capsys.readouterr().out
+        assert get_session() is None  # no session without the deny rules
+        assert "could not be read" in out and "did not start" in out and "settings.json" in out
+    finally:
+        ip.run_line_magic("unload_ext", "nbtoolsched")
+
+
+async def test_speculate_says_where_it_stopped_and_offers_no_empty_accept(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
+                   "m3 = ScriptedModel([[tool_use('Write', file_path='n.txt', content='x')], 'I wrote the notes.'])\n")
+    view = shell.run_line_magic("speculate", '--model m3 "write notes"')  # default mode: the edit needs approval
+    await wait_for(lambda: view.status == "ready", what="the speculation to stop")
+    why = view.header.value
+    assert "stopped before Write" in why and "%toolsched mode acceptEdits" in why
+    assert view.accept_button.disabled and not view.reject_button.disabled  # nothing would change
+    shell.run_line_magic("toolsched", "mode acceptEdits")
+    again = shell.run_line_magic("speculate", '--model m3 "write notes"')  # the script plays from its start
+    await wait_for(lambda: again.status == "ready", what="the second speculation")
+    assert "created n.txt" in again.text() and not again.accept_button.disabled
+    assert "I wrote the notes." in again.header.value  # the model's final text
+    again.click("reject")
+    await wait_for(lambda: again.status == "rejected", what="reject")
+    await wait_for(lambda: again.record.final is not None, what="the final record")
+    assert "rejected" in again.record.final["text/html"] and "running" not in again.record.final["text/plain"]
+
+
+async def test_an_ask_while_a_cell_blocks_where_nobody_can_click_is_denied_not_left_hanging(shell, project):
+    """The backstop behind --wait's check (and run_sync in a cell): a call that asks anyway."""
+    live = session()
+    live.blocked += 1  # as while a cell blocks (no kernel here: no click can come)
+    try:
+        shell.run_cell("%%toolcall --name r1\n- touch: {name: blocked.txt}\n")
+        result = (await asyncio.wait_for(_await(shell.user_ns["r1"]), 10))[0]
+    finally:
+        live.blocked -= 1
+    assert result.is_error and "no one can approve it" in result.text and not (project / "blocked.txt").exists()

@@ -32,7 +32,9 @@ async def chatty(n: int, ctx: nts.ToolContext) -> str:
 
 def make_panel(project, tools=(ask_me, chatty), rate: float = 10.0):
     broker = ApprovalBroker("interactive")
-    registry = nts.ToolRegistry(list(tools))
+    registry = nts.default_registry(project)
+    for extra in tools:
+        registry.register(extra)
     perms = Permissions(cwd=project, approver=broker)
     sched = nts.Scheduler(registry, permissions=perms, approver=broker, cwd=project)
     loop = asyncio.get_running_loop()
@@ -53,16 +55,18 @@ def click_from_thread(button) -> None:
 async def open_panel(project, blocks, **kw):
     sched, broker, pump, handoff = make_panel(project, **kw)
     handle = sched.submit(blocks)
-    panel = RunPanel(handle, pump=pump, handoff=handoff, broker=broker, title="test run")
+    panel = RunPanel(handle, pump=pump, handoff=handoff, broker=broker, title="test run", cwd=str(project))
     return handle, panel, broker, pump
 
 
 async def test_waiting_calls_get_inline_buttons_and_clicks_from_threads_answer_them(project):
     handle, panel, broker, pump = await open_panel(project, calls("a", "b", "c"))
     await wait_for(lambda: len(panel._asking) == 3, what="three approval rows")
-    assert [type(w).__name__ for w in panel.body.children] == ["ApprovalRow"] * 3
-    assert panel.approve_all_button.description == "Approve all 3"
-    assert panel.approve_all_button.layout.display == ""
+    # the header row (a table of its own), then the three waiting rows
+    assert [type(w).__name__ for w in panel.body.children] == ["HTML"] + ["ApprovalRow"] * 3
+    assert "nts-head" in panel.body.children[0].value
+    assert panel.approve_all_button.description.startswith("Approve all (3 waiting")
+    assert panel.approve_all_button.layout.display == "" and panel.deny_all_button.layout.display == ""
 
     click_from_thread(panel.approval_row("t_a").allow_button)
     await wait_for(lambda: handle.states["t_a"].status == "completed", what="the allowed call to run")
@@ -70,7 +74,7 @@ async def test_waiting_calls_get_inline_buttons_and_clicks_from_threads_answer_t
     assert handle.states["t_b"].status == handle.states["t_c"].status == "awaiting_approval"
     await wait_for(lambda: "t_a" not in panel._asking, what="the answered row to lose its buttons")
     assert [type(w).__name__ for w in panel.body.children] == ["HTML", "ApprovalRow", "ApprovalRow"]
-    assert 'data-id="t_a"' in panel.body.children[0].value
+    assert 'data-id="t_a"' in panel.body.children[0].value and "nts-head" in panel.body.children[0].value
 
     row_c = panel.approval_row("t_c")
     row_c.feedback.value = "use the other file"
@@ -80,17 +84,41 @@ async def test_waiting_calls_get_inline_buttons_and_clicks_from_threads_answer_t
     assert [r.is_error for r in results] == [None, True, True]
     assert "use the other file" in results[2].text
     await pump.aclose()
-    assert panel.header.value.count("finished") == 1
+    record = panel.record.final["text/html"]
+    assert "finished" in record and "1 completed, 2 denied" in record
+    assert "denied by you: “use the other file”" in record  # the feedback, in its row
 
 
-async def test_approve_all_allows_every_waiting_call(project):
-    handle, panel, broker, pump = await open_panel(project, calls("a", "b"))
-    await wait_for(lambda: len(panel._asking) == 2, what="two approval rows")
+async def test_approve_all_allows_every_waiting_call_and_every_later_one(project):
+    """Serial calls ask one at a time: Approve all (one click) covers the ones not asked yet."""
+    writes = [{"type": "tool_use", "id": f"w{i}", "name": "Write", "input": {"file_path": f"f{i}.txt", "content": f"{i}\n"}}
+              for i in range(5)]
+    handle, panel, broker, pump = await open_panel(project, writes)
+    await wait_for(lambda: "w0" in panel._asking, what="the first Write to ask")
+    assert list(panel.pending()) == ["w0"]  # one at a time: they run one after another
     click_from_thread(panel.approve_all_button)
-    results = await asyncio.wait_for(_await(handle), 10)
-    assert [r.text for r in results] == ["ran a", "ran b"]
+    results = await asyncio.wait_for(_await(handle), 20)
+    assert [r.is_error for r in results] == [None] * 5
+    assert sorted(p.name for p in project.glob("f*.txt")) == [f"f{i}.txt" for i in range(5)]
     await pump.aclose()
-    assert panel.approve_all_button.layout.display == "none"
+    assert panel.finished and "5 completed" in panel.record.final["text/html"]
+
+
+async def test_deny_all_denies_what_waits_and_the_rest_is_skipped_not_interrupted(project):
+    handle, panel, broker, pump = await open_panel(project, calls("a", "b") + [
+        {"type": "tool_use", "id": "w", "name": "Write", "input": {"file_path": "later.txt", "content": "x"}}])
+    await wait_for(lambda: len(panel._asking) == 2, what="two approval rows")
+    click_from_thread(panel.deny_all_button)
+    await asyncio.wait_for(_await(handle), 10)
+    await pump.aclose()
+    rows = {r.tool_use_id: r for r in panel.rows()}
+    # a plain Deny stops the run (as in Claude Code): the sibling still waiting and the later
+    # call are skipped, and say so; nothing calls them "interrupted"
+    assert rows["t_a"].state == "denied" and rows["t_a"].note == "denied by you; the run stopped here"
+    for key in ("t_b", "w"):
+        assert rows[key].state == "cancelled" and rows[key].label == "skipped"
+        assert rows[key].note == "skipped: the run stopped when #1 was denied"
+    assert not (project / "later.txt").exists()
 
 
 async def test_deny_with_feedback_needs_words_first(project):
@@ -105,17 +133,23 @@ async def test_deny_with_feedback_needs_words_first(project):
     await pump.aclose()
 
 
-async def test_result_preview_on_demand_and_timeline(project):
-    handle, panel, broker, pump = await open_panel(project, [{"type": "tool_use", "id": "c1", "name": "chatty", "input": {"n": 3}}])
-    await asyncio.wait_for(_await(handle), 10)
-    await pump.aclose()
-    panel.render()
-    assert [v for _, v in panel.result_picker.options] == ["", "c1"]
+async def test_result_preview_on_demand_timeline_and_collapse(project):
+    blocks = [{"type": "tool_use", "id": "c1", "name": "chatty", "input": {"n": 3}}] + calls("a")
+    handle, panel, broker, pump = await open_panel(project, blocks)
+    await wait_for(lambda: "t_a" in panel._asking, what="the approval row")
+    await wait_for(lambda: [v for _, v in panel.result_picker.options] == ["", "c1"], what="the finished call in the picker")
     panel.result_picker.value = "c1"  # what a person choosing in the dropdown does
     await wait_for(lambda: "done" in panel.preview.value, what="the result preview")
     panel.timeline_toggle.value = True
-    panel.render()
-    assert panel.timeline.value.startswith("<svg")
+    await wait_for(lambda: "nts-legend" in panel.timeline.value, what="the timeline with its legend")
+    click_from_thread(panel.approval_row("t_a").allow_button)
+    await asyncio.wait_for(_await(handle), 10)
+    await pump.aclose()
+    # finished: one summary line (collapsed when all went well) that opens to rows, results, timeline
+    assert [type(w).__name__ for w in panel.children] == ["HTML", "HTML"]
+    final = panel.record.final["text/html"]
+    assert final.count("<details") >= 4 and "<details open" not in final and "✓ test run" in final
+    assert "nts-legend" in final and "ran a" in final and "done" in final
 
 
 async def test_text_repr_is_deterministic_and_has_no_times(project):
@@ -125,7 +159,7 @@ async def test_text_repr_is_deterministic_and_has_no_times(project):
     handle.abort()
     await asyncio.wait_for(_await(handle), 10)
     await pump.aclose()
-    assert "cancelled" in repr(panel) and " s" not in repr(panel)
+    assert "cancelled" in repr(panel) and " s " not in repr(panel) and "-> not started: the run was stopped" in repr(panel)
 
 
 async def test_progress_storm_costs_few_widget_messages(project, monkeypatch):
@@ -166,3 +200,107 @@ async def test_closing_the_panel_stops_rendering(project):
 async def _await(handle):
     return await handle
 
+
+
+async def test_a_waiting_row_shows_the_whole_input_and_the_diff_it_would_make(project):
+    (project / "src").mkdir()
+    (project / "src" / "util.py").write_text("def f():\n    return 1\n")
+    long_line = "x = '" + "y" * 300 + "'"
+    blocks = [
+        {"type": "tool_use", "id": "r0", "name": "Read", "input": {"file_path": "src/util.py"}},  # Edit needs a Read first
+        {"type": "tool_use", "id": "e1", "name": "Edit", "input": {"file_path": "src/util.py", "old_string": "return 1",
+                                                                   "new_string": "return 2  # changed"}},
+        {"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": "src/new.py", "content": f"a = 1\n{long_line}\nb = 2\n"}},
+        {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "for f in *.txt; do\n  wc -l \"$f\"\ndone > counts.log"}},
+    ]
+    handle, panel, broker, pump = await open_panel(project, blocks)
+    await wait_for(lambda: "e1" in panel._asking, what="the Edit to ask")
+    edit = panel.approval_row("e1").detail.value
+    assert "-    return 1" in edit and "+    return 2  # changed" in edit and "replaces 1 occurrence" in edit
+    assert "nts-would-diff" in edit
+    click_from_thread(panel.approval_row("e1").allow_button)
+    await wait_for(lambda: "w1" in panel._asking, what="the Write to ask")
+    write = panel.approval_row("w1").detail.value
+    assert "y" * 300 in write and "creates the file" in write and "+b = 2" in write  # all of it, not cut
+    assert panel.approval_row("w1").rule_picker.options[0][0] == "Edit(src/**)"  # names the rule it adds
+    click_from_thread(panel.approval_row("w1").allow_button)
+    await wait_for(lambda: "b1" in panel._asking, what="the Bash loop to ask")
+    bash = panel.approval_row("b1").detail.value
+    assert "for f in *.txt; do\n    wc -l" in bash  # line breaks kept
+    assert "Bash wants to run `for f in *.txt; do…`" in bash  # the reason names the command
+    click_from_thread(panel.approval_row("b1").deny_button)
+    await asyncio.wait_for(_await(handle), 20)
+    await pump.aclose()
+    assert (project / "src" / "util.py").read_text().endswith("return 2  # changed\n")
+
+
+async def test_rows_say_why_a_call_failed_without_the_model_tags(project):
+    blocks = [{"type": "tool_use", "id": "r1", "name": "Read", "input": {}},
+              {"type": "tool_use", "id": "r2", "name": "Read", "input": {"file_path": "README.md", "bogus": 1}}]
+    handle, panel, broker, pump = await open_panel(project, blocks)
+    await asyncio.wait_for(_await(handle), 10)
+    await pump.aclose()
+    rows = panel.rows()
+    assert all(r.state == "error" for r in rows)
+    assert "file_path" in rows[0].note and "bogus" in rows[1].note
+    final = panel.record.final["text/html"]
+    assert "tool_use_error" not in final and "nts-why" in final and "<details open" in final
+
+
+async def test_stop_interrupts_running_calls_and_skips_queued_ones(project):
+    blocks = [{"type": "tool_use", "id": "s1", "name": "Bash", "input": {"command": "touch started && sleep 30"}},
+              {"type": "tool_use", "id": "s2", "name": "Read", "input": {"file_path": "README.md"}}]
+    sched, broker, pump, handoff = make_panel(project)
+    sched.permissions.add_session_rule("Bash(sleep:*)")
+    sched.permissions.add_session_rule("Bash(touch:*)")
+    handle = sched.submit(blocks)
+    panel = RunPanel(handle, pump=pump, handoff=handoff, broker=broker, title="stop", cwd=str(project))
+    await wait_for(lambda: handle.states["s1"].status == "executing", what="sleep to start")
+    await wait_for(lambda: "waits for #1" in panel.rows()[1].note, what="the queued row to say what it waits for")
+    click_from_thread(panel.stop_button)
+    await asyncio.wait_for(_await(handle), 20)
+    await pump.aclose()
+    first, second = panel.rows()
+    assert (first.label, first.note) == ("interrupted", "interrupted by the Stop button")
+    assert (second.label, second.note) == ("skipped", "not started: the run was stopped by the Stop button")
+
+
+async def test_always_allow_saves_the_chosen_rule_and_releases_a_covered_sibling(project):
+    blocks = calls("a", "b")
+    handle, panel, broker, pump = await open_panel(project, blocks)
+    await wait_for(lambda: len(panel._asking) == 2, what="two approval rows")
+    row = panel.approval_row("t_a")
+    assert [label for label, _ in row.rule_picker.options] == ["ask_me"]
+    click_from_thread(row.always_button)  # saves ask_me for the session: t_b is covered too
+    results = await asyncio.wait_for(_await(handle), 10)
+    assert [r.text for r in results] == ["ran a", "ran b"]
+    assert handle.states["t_b"].answer == "allow"
+    await pump.aclose()
+
+
+async def test_the_record_replaces_every_display_with_the_final_state(project, monkeypatch):
+    import IPython.display
+
+    shown, updated = [], []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **kw: shown.append((data, kw)))
+    monkeypatch.setattr(IPython.display, "update_display", lambda data, **kw: updated.append((data, kw)))
+    handle, panel, broker, pump = await open_panel(project, calls("a"))
+    panel._ipython_display_()
+    (live, options), = shown
+    assert "application/vnd.jupyter.widget-view+json" in live and "text/html" not in live
+    assert options["display_id"] and options["raw"]
+    await wait_for(lambda: "t_a" in panel._asking, what="the approval row")
+    click_from_thread(panel.approval_row("t_a").allow_button)
+    await asyncio.wait_for(_await(handle), 10)
+    await pump.aclose()
+    (final, final_options), = updated
+    assert final_options["display_id"] == options["display_id"]
+    assert set(final) == {"text/html", "text/plain"}  # no widget left to fail to render
+    assert 'data-state="completed"' in final["text/html"] and "completed" in final["text/plain"]
+
+
+def test_a_panel_whose_kernel_died_says_so_through_css():
+    from nbtoolsched.notebook._record import GONE_HTML, PANEL_CSS
+
+    assert ".nts-panel.jupyter-widgets-disconnected .nts-gone" in PANEL_CSS
+    assert "pointer-events: none" in PANEL_CSS and "kernel that ran this is gone" in GONE_HTML

@@ -1,4 +1,4 @@
-"""Pure rendering: short inputs, progress lines, escaping, diffs with inline styles."""
+"""Pure rendering: inputs, progress lines, escaping, diffs, the timeline, theme colours."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from nbtoolsched.notebook._render import (
     diff_html,
     elapsed_text,
     progress_text,
+    input_html,
+    nice_step,
     result_preview,
     row_text,
     rows_table_html,
     short_input,
+    timeline_html,
 )
 
 
@@ -40,7 +43,8 @@ def test_elapsed_is_coarse_while_running_and_fine_when_done():
 
 
 def _markup(text: str) -> str:
-    return rows_table_html([RowView(1, text, text, text, 1, "executing", "", text)]) + badge_html(text)
+    row = RowView(1, text, text, {text: text}, 1, "executing", text, text, text, text)
+    return rows_table_html([row], header=True) + badge_html(text) + input_html({"k": text * 100}, 50)
 
 
 @given(st.text(alphabet="<>&\"'ab/ ", min_size=1, max_size=20))
@@ -52,19 +56,50 @@ def test_everything_shown_is_escaped(text):
 
 
 def test_row_text_and_counts():
-    row = RowView(2, "t1", "Read", "file_path=a", 1, "completed", "0.1 s", "")
+    row = RowView(2, "t1", "Read", {"file_path": "a"}, 1, "completed", "ran 0.1 s")
     assert row_text(row) == " 2. Read [b1] completed  file_path=a"
+    denied = RowView(3, "t2", "Bash", {"command": "ls"}, 2, "denied", note="denied by you")
+    assert row_text(denied) == " 3. Bash [b2] denied  command=ls\n      -> denied by you"
     assert counts_text(["completed", "queued", "completed", "awaiting_approval"]) == "1 queued, 1 awaiting approval, 2 completed"
 
 
-def test_result_preview_marks_errors_and_cuts():
+def test_result_preview_marks_errors_and_drops_the_model_tags():
     ok = result_preview(ToolResultBlock.make("t", "fine <b>"))
-    assert "fine &lt;b&gt;" in ok and "#991b1b" not in ok
-    bad = result_preview(ToolResultBlock.make("t", "x" * 5000, is_error=True), limit=100)
-    assert "#991b1b" in bad and "4900 more characters" in bad
+    assert "fine &lt;b&gt;" in ok and "nts-result-error" not in ok
+    bad = result_preview(ToolResultBlock.make("t", "<tool_use_error>" + "x" * 5000 + "</tool_use_error>", is_error=True), limit=100)
+    assert "nts-result-error" in bad and "4900 more characters" in bad and "tool_use_error" not in bad
 
 
-def test_diff_is_highlighted_with_inline_styles_only():
+def test_diff_is_tinted_with_inline_styles_and_theme_text():
     html = diff_html("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old <tag>\n+new\n")
     assert "class=" not in html.replace('class="nts-diff"', "")  # no page-wide CSS needed
-    assert "style=" in html and "&lt;tag&gt;" in html and "new" in html
+    assert "&lt;tag&gt;" in html and "rgba(46,160,67" in html and "var(--jp-content-font-color1" in html
+
+
+def test_no_fixed_dark_text_colours_anywhere():
+    """Text colours come from the theme's variables (a fixed dark grey is unreadable in dark themes)."""
+    import re
+
+    row = RowView(1, "t", "Read", {"file_path": "a\nb"}, 1, "error", "ran 1 s", "", "no such file")
+    html = rows_table_html([row], header=True) + badge_html("denied") + diff_html("+a") + timeline_html([])
+    for colour in re.findall(r"(?<![-\w])color:\s*([^;\"]+)", html):
+        assert colour.startswith("var(--jp-"), colour
+
+
+def test_input_keeps_line_breaks_and_folds_only_past_the_limit():
+    data = {"command": "for i in 1 2; do\n  echo $i\ndone", "timeout": 5}
+    full = input_html(data, None)
+    assert "command:\n  for i in 1 2; do\n    echo $i\n  done\ntimeout: 5" in full and "<details" not in full
+    folded = input_html({"content": "line\n" * 200}, 100)
+    assert "<details" in folded and "show all" in folded
+
+
+def test_round_ticks_and_a_legend():
+    assert [nice_step(t) for t in (8.113, 0.9, 0.04, 130)] == [2, 0.2, 0.01, 50]
+    from nbtoolsched._events import CallState
+
+    state = CallState("t", "Read", queued_at=100.0, started_at=100.0, asked_at=100.2, answered_at=3.0 + 100.0, finished_at=108.113,
+                      status="completed")
+    html = timeline_html([state], ["#1 Read"])
+    assert "10 s" in html and "2 s" in html and "8113" not in html
+    assert "waiting for approval" in html and "nts-legend" in html

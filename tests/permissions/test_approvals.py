@@ -195,3 +195,62 @@ async def test_a_crashing_approver_rejects_and_stops_the_turn(tmp_path):
 
     decision = await Permissions(cwd=tmp_path, approver=broken).decide(request_for(TOOLS["Deploy"], {}, str(tmp_path)))
     assert decision.behavior == "deny" and decision.abort_turn and "widget vanished" in decision.message
+
+
+# -- "always allow": narrow rules, and waiting calls the new rule covers ------------------------
+async def _until(predicate, what: str):
+    for _ in range(2000):
+        if predicate():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_always_allow_offers_narrow_rules_for_real_tools(tmp_path):
+    import nbtoolsched as nts
+
+    (tmp_path / "src").mkdir()
+    broker = ApprovalBroker("interactive")
+    perms = Permissions(cwd=tmp_path, approver=broker)
+    sched = nts.Scheduler(nts.default_registry(tmp_path), permissions=perms, cwd=tmp_path)
+    run = sched.submit([
+        {"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": "src/util.py", "content": "x = 1\n"}},
+        {"type": "tool_use", "id": "w2", "name": "Write", "input": {"file_path": "notes.md", "content": "hi\n"}},
+        {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "git log --oneline -3"}},
+    ])
+    await _until(lambda: "w1" in broker.pending, "the first Write to ask")
+    asked = broker.pending["w1"]
+    assert asked.suggested_rules == ("Edit(src/**)",)  # the folder, as Claude Code suggests
+    assert asked.alternatives == ("Edit(src/util.py)", "Edit")
+    broker.answer("w1", ApprovalAnswer.allow())
+    await _until(lambda: "w2" in broker.pending, "the second Write to ask")
+    assert broker.pending["w2"].suggested_rules == ("Edit(notes.md)",)  # a top-level file: itself
+    broker.answer("w2", ApprovalAnswer.deny("not now"))
+    await run
+    assert not (tmp_path / "notes.md").exists()
+
+
+async def test_always_allow_releases_the_waiting_calls_its_rule_covers(tmp_path):
+    import nbtoolsched as nts
+
+    broker = ApprovalBroker("interactive")
+    perms = Permissions(cwd=tmp_path, approver=broker)
+    sched = nts.Scheduler(nts.default_registry(tmp_path), permissions=perms, cwd=tmp_path)
+
+    def bash(key: str, command: str):
+        return sched.submit([{"type": "tool_use", "id": key, "name": "Bash", "input": {"command": command}}])
+
+    runs = [bash("t1", "touch one.txt"), bash("t2", "touch two.txt"), bash("t3", "mkdir three")]
+    await _until(lambda: len(broker.pending) == 3, "three calls waiting at once")
+    assert broker.pending["t1"].suggested_rules == ("Bash(touch:*)",)
+    broker.answer("t1", ApprovalAnswer.allow_always())  # saves Bash(touch:*) ...
+    first, second = await runs[0], await runs[1]  # ... which also covers the waiting t2
+    assert not first[0].is_error and not second[0].is_error
+    assert (tmp_path / "one.txt").exists() and (tmp_path / "two.txt").exists()
+    assert list(broker.pending) == ["t3"]  # mkdir is not covered: still waiting for a person
+    assert "t2" not in perms._waiting and "t3" in perms._waiting
+    explained = runs[1].outcomes[0]
+    assert explained.status == "completed"
+    broker.answer("t3", ApprovalAnswer.deny())
+    await runs[2]
+    assert not (tmp_path / "three").exists()

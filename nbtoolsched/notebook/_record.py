@@ -1,0 +1,77 @@
+"""A display that is live while it matters and a true record once it is over.
+
+While a run goes on, its output holds the widget (and a plain-text line). When it ends,
+every place it was displayed is updated (``update_display`` by display id) to static
+HTML and text of the final state, and the widget is dropped from the output: a saved
+notebook then shows the final states without a kernel (reopened, nbconvert, GitHub),
+with no "Error displaying widget" and no stale "queued" snapshot.
+
+A live panel whose kernel dies says so and disables its buttons through CSS alone:
+ipywidgets marks a view whose comm died with ``jupyter-widgets-disconnected``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Callable
+
+__all__ = ["PANEL_CSS", "Record"]
+
+PANEL_CSS = """<style>
+.nts-panel .nts-gone { display: none; }
+.nts-panel.jupyter-widgets-disconnected .nts-gone { display: block !important; }
+.nts-panel.jupyter-widgets-disconnected button, .nts-panel.jupyter-widgets-disconnected input,
+.nts-panel.jupyter-widgets-disconnected select, .nts-panel .jupyter-widgets-disconnected button,
+.nts-panel button.jupyter-widgets-disconnected { pointer-events: none !important; opacity: 0.45 !important; }
+.nts-panel button.jupyter-button { font-size: 12px; color: var(--jp-ui-font-color1, #1f2328);
+  background: var(--jp-layout-color2, #eef0f3); border: 1px solid var(--jp-border-color1, #8c959f); }
+.nts-panel button.nts-btn-success { border-left: 4px solid var(--jp-success-color1, #2e7d32); }
+.nts-panel button.nts-btn-info { border-left: 4px solid var(--jp-brand-color1, #1976d2); }
+.nts-panel button.nts-btn-danger { border-left: 4px solid var(--jp-error-color1, #d32f2f); }
+.nts-panel button.nts-btn-warning { border-left: 4px solid var(--jp-warn-color1, #ef6c00); }
+.nts-panel button.jupyter-button:disabled { opacity: 0.6; }
+.nts-panel select, .nts-panel input { color: var(--jp-ui-font-color1, #1f2328); background: var(--jp-layout-color1, #fff); }
+</style>"""
+GONE_HTML = ('<div class="nts-gone" style="display:none;font-size:12px;padding:2px 6px;'
+             'border-left:4px solid var(--jp-error-color1, #d32f2f);color:var(--jp-content-font-color1, #1f2328)">'
+             "The kernel that ran this is gone (restarted or shut down): these buttons do nothing now. "
+             "Run the cell again to start over.</div>")
+
+
+class Record:
+    """The output of one live view: shown with a display id, finished as static HTML."""
+
+    def __init__(self, widget: Any, text: Callable[[], str]) -> None:
+        self.widget = widget
+        self.text = text
+        self.display_ids: list[str] = []
+        self.final: dict[str, str] | None = None
+
+    def bundle(self) -> dict[str, Any]:
+        """What an output holds now: the widget while live, the final record once over."""
+        if self.final is not None:
+            return dict(self.final)
+        data = dict(self.widget._repr_mimebundle_() or {})
+        data["text/plain"] = self.text()
+        return data
+
+    def show(self) -> None:
+        """Display it (IPython's ``_ipython_display_``), remembering where, to update later."""
+        from IPython.display import display
+
+        display_id = uuid.uuid4().hex
+        self.display_ids.append(display_id)
+        display(self.bundle(), raw=True, display_id=display_id)
+
+    def finish(self, html: str, text: str) -> None:
+        """Replace every display of it by the final state (static HTML and text)."""
+        self.final = {"text/html": html, "text/plain": text}
+        if not self.display_ids:
+            return
+        from IPython.display import update_display
+
+        for display_id in self.display_ids:
+            try:
+                update_display(self.final, raw=True, display_id=display_id)
+            except Exception:  # noqa: BLE001 - no kernel (a plain script): nothing to update
+                pass
