@@ -52,7 +52,7 @@ def test_only_the_public_namespaces_declare_names() -> None:
         if names:
             declared[module] = len(ast.literal_eval(names[0].value))
     assert set(declared) == set(PUBLIC_NAMESPACES), declared
-    assert sum(declared.values()) < 180, declared
+    assert sum(declared.values()) < 185, declared
 
 
 @pytest.mark.parametrize("module", PUBLIC_NAMESPACES)

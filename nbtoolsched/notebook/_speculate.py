@@ -75,7 +75,10 @@ def start_view(session: Any, suggestion: str, model: Any, conversation: Any = No
     scheduler = session.scheduler
     if conversation is not None:
         messages, scheduler = conversation.speculation_base()
-    spec = start_speculation(suggestion, model_loop(fresh(model)), scheduler=scheduler, messages=messages)
+    # A standalone %speculate replays a scripted model from its start each time; one from a
+    # conversation goes on with the agent's own model, where the conversation left it.
+    loop = model_loop(model if conversation is not None else fresh(model))
+    spec = start_speculation(suggestion, loop, scheduler=scheduler, messages=messages)
     shown = ContinuingSpeculation(spec, conversation) if conversation is not None else spec
     view = DiffView(shown, pump=session.pump, handoff=session.handoff, mode=session.permissions.mode)
     session.diff_views.append(view)
