@@ -68,7 +68,6 @@ class ApprovalRow(widgets.VBox):
         self.always_button.on_click(lambda _b: self._click("allow_always"))
         self.deny_button.on_click(lambda _b: self._click("deny"))
         self.deny_feedback_button.on_click(lambda _b: self._click("deny_feedback"))
-        self.feedback.on_submit(lambda _t: self._click("deny_feedback"))
         follow_frontend_routing(self.allow_button, self.always_button, self.rule_picker, self.deny_button, self.feedback,
                                 self.deny_feedback_button)
         buttons = widgets.HBox(
