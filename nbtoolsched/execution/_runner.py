@@ -39,18 +39,28 @@ def apply_modifier(context: ToolContext, outcome: CallOutcome) -> ToolContext:
 
 def traced_approver(approver: Any, call: PreparedCall, events: RunEvents, batch: int) -> Any:
     """The approver, wrapped so a run shows when a call waits for a person and what they said."""
+    return _TracedApprover(approver, call, events, batch)
 
-    async def ask(*args: Any, **kwargs: Any) -> Any:
-        events.emit(ApprovalAsked(call.tool_use_id, call.name, batch, events.clock()))
+
+class _TracedApprover:
+    """One small object per call (a closure would cost several), made before we know
+    whether the call will ask at all."""
+
+    __slots__ = ("__wrapped__", "call", "events", "batch")
+
+    def __init__(self, approver: Any, call: PreparedCall, events: RunEvents, batch: int) -> None:
+        self.__wrapped__ = approver  # who really holds the request (a broker)
+        self.call, self.events, self.batch = call, events, batch
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        call, events = self.call, self.events
+        events.emit(ApprovalAsked(call.tool_use_id, call.name, self.batch, events.clock()))
         answer = None
         try:
-            answer = await approver(*args, **kwargs)
+            answer = await self.__wrapped__(*args, **kwargs)
             return answer
         finally:
-            events.emit(ApprovalAnswered(call.tool_use_id, call.name, batch, events.clock(), _describe(answer)))
-
-    ask.__wrapped__ = approver  # type: ignore[attr-defined]  # who really holds the request (a broker)
-    return ask
+            events.emit(ApprovalAnswered(call.tool_use_id, call.name, self.batch, events.clock(), _describe(answer)))
 
 
 def _describe(answer: Any) -> str:

@@ -457,9 +457,11 @@ class StreamingToolExecutor:
         if self.keep_updates:
             self._ready.add(tracked.call.index)
         if self.events or self.keep_updates:
-            tracked.finished = result_event(outcome, tracked.batch, self.events.clock())
+            finished = result_event(outcome, tracked.batch, self.events.clock())
+            if self.keep_updates:  # only a drain reads it later; a batch run keeps no second copy
+                tracked.finished = finished
             if self.events:
-                self.events.emit(tracked.finished)
+                self.events.emit(finished)
         if self._is_shell_failure(tracked, outcome):
             self.errored_description = tracked.call.description
             self._stop_siblings(SIBLING_ERROR)

@@ -57,7 +57,8 @@ class Trace:
         return [_unpack(row) for row in self._rows]
 
     def record(self, event: Any) -> None:
-        if isinstance(event, ProgressEvent):
+        cls = type(event)  # events are final classes: an exact type test is the cheap dispatch
+        if cls is ProgressEvent:
             key = event.tool_use_id
             seen = self._progress_seen[key] = self._progress_seen.get(key, 0) + 1
             if seen > self.keep_progress:
@@ -68,16 +69,16 @@ class Trace:
                     self._dropped[key] = self._dropped.get(key, 0) + 1
                 recent.append(event)
                 return
-        elif isinstance(event, ResultEvent):
+        elif cls is ResultEvent:
             if event.tool_use_id in self._recent:
                 self._settle(event.tool_use_id)
             self._rows.append(_pack_result(event))  # the status, not the result itself
             return
-        elif isinstance(event, ContextEvent):
+        elif cls is ContextEvent:
             event = ContextEvent(None, event.batch, event.time)  # the context itself is for live listeners
-        elif isinstance(event, ModelBlock) and event.input is not None:
+        elif cls is ModelBlock and event.input is not None:
             event = event.recorded()  # the block's input is for live listeners
-        self._rows.append(_pack(event))
+        self._rows.append(_PACKERS[cls](event))
 
     def _settle_all(self) -> None:
         if self._recent:
@@ -147,12 +148,26 @@ _LISTS: dict[type[Any], frozenset[str]] = {
 }
 
 
+def _packer(cls: type[Any]) -> Callable[[Any], tuple[Any, ...]]:
+    """How one event class becomes a row: its code, then its fields (lists kept as tuples)."""
+    code, getter, single, lists = _CODES[cls], _GETTERS[cls], len(_FIELDS[cls]) == 1, bool(_LISTS[cls])
+
+    def pack(event: Any) -> tuple[Any, ...]:
+        values = getter(event)
+        if single:
+            values = (values,)
+        if lists:
+            return (code, *[tuple(v) if type(v) is list else v for v in values])
+        return (code, *values)
+
+    return pack
+
+
+_PACKERS: dict[type[Any], Callable[[Any], tuple[Any, ...]]] = {cls: _packer(cls) for cls in _TYPES}
+
+
 def _pack(event: Any) -> tuple[Any, ...]:
-    cls = type(event)
-    values = _GETTERS[cls](event)
-    if type(values) is not tuple:  # a class with a single field
-        values = (values,)
-    return (_CODES[cls], *[tuple(v) if type(v) is list else v for v in values])
+    return _PACKERS[type(event)](event)
 
 
 def _pack_result(e: ResultEvent) -> tuple[Any, ...]:
