@@ -46,9 +46,9 @@ _WRITE_COMMANDS = frozenset({"rm", "rmdir", "mv", "cp", "sed"})
 _PATTERN_FIRST = frozenset({"grep", "rg", "sed"})  # the first operand is a pattern/script, not a path
 
 
-@dataclass
+@dataclass(slots=True)
 class CallFacts:
-    """Everything a check needs about one call, gathered once."""
+    """Everything a check needs about one call, gathered once (cheaply: most calls need little)."""
 
     tool: Tool
     input: dict[str, Any]
@@ -56,10 +56,13 @@ class CallFacts:
     cwd: str
     mode: str
     rules: RuleSet
-    working_dirs: list[str]
+    additional_dirs: list[str]
     home: str
     split: Splitter
-    notes: list[str] = field(default_factory=list)  # why, step by step, for explain()
+
+    @property
+    def working_dirs(self) -> list[str]:
+        return [self.cwd, *self.additional_dirs]
 
     @property
     def names(self) -> set[str]:

@@ -477,7 +477,7 @@ class Permissions:
         return self.tools.get(name) or _NamedTool(name)
 
     def _facts(self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, mode: str | None = None) -> CallFacts:
-        return CallFacts(tool, input, parsed, ctx.cwd, mode or self._mode, self.rules, [ctx.cwd, *self.additional_dirs], self.home, self.split_command)
+        return CallFacts(tool, input, parsed, ctx.cwd, mode or self._mode, self.rules, self.additional_dirs, self.home, self.split_command)
 
     async def _own_check(self, facts: CallFacts, ctx: ToolContext) -> Decision:
         """The tool's check_permissions and the built-in checks for its kind, combined."""
