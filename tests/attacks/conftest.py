@@ -8,52 +8,19 @@ behaviour: each one is a way through that worked when it was written.
 
 from __future__ import annotations
 
-import itertools
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-import nbtoolsched as nts
-from nbtoolsched.models import tool_use
+from tests.bypass_kit import READ_DENIES, SECRET, Refuser, make_project, run_one, scheduler
 
-SECRET = "SECRET-7f3a"
-READ_DENIES = ["Read(.env)", "Read(secrets/**)"]
-_ids = itertools.count()
-
-
-class Refuser:
-    """An approver that says no to everything and remembers what it was asked."""
-
-    def __init__(self) -> None:
-        self.asked: list[Any] = []
-
-    async def __call__(self, request: Any) -> nts.ApprovalAnswer:
-        self.asked.append(request)
-        return nts.ApprovalAnswer.deny("no")
+__all__ = ["READ_DENIES", "SECRET", "Refuser", "git", "run_one", "scheduler"]  # what the attack tests import
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    proj = tmp_path / "proj"
-    (proj / "victim").mkdir(parents=True)
-    (proj / "victim" / "keep.txt").write_text("keep\n")
-    (proj / "secrets").mkdir()
-    (proj / "secrets" / "key.txt").write_text(f"{SECRET} key\n")
-    (proj / ".env").write_text(f"TOKEN={SECRET}\n")
-    (proj / "README.md").write_text("# readme\n")
-    return proj.resolve()
-
-
-def scheduler(project: Path, refuser: Refuser, hooks: nts.Hooks | None = None, **rules: Any) -> nts.Scheduler:
-    perms = nts.Permissions(mode=rules.pop("mode", "default"), cwd=project, approver=refuser, **rules)
-    return nts.Scheduler(nts.default_registry(), permissions=perms, hooks=hooks, cwd=project)
-
-
-async def run_one(sched: nts.Scheduler, name: str, **input: Any) -> nts.ToolResultBlock:
-    (result,) = await sched.run([tool_use(name, id=f"toolu_atk_{next(_ids)}", **input)])
-    return result
+    return make_project(tmp_path)
 
 
 def git(cwd: Path, *args: str) -> None:

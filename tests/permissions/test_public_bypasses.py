@@ -7,7 +7,6 @@ a call that must need permission shows up as asked and does nothing.
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 from pathlib import Path
@@ -17,48 +16,18 @@ import pytest
 
 import nbtoolsched as nts
 from nbtoolsched.internals import PythonHook
-from nbtoolsched.models._scripted import tool_use
+from tests.bypass_kit import READ_DENIES, SECRET, Refuser, make_project, run_one, scheduler
 
-SECRET = "SECRET-7f3a"
-READ_DENIES = ["Read(.env)", "Read(secrets/**)"]
-_ids = itertools.count()
-
-
-class Refuser:
-    """An approver that says no to everything and remembers what it was asked."""
-
-    def __init__(self) -> None:
-        self.asked: list[Any] = []
-
-    async def __call__(self, request: Any) -> nts.ApprovalAnswer:
-        self.asked.append(request)
-        return nts.ApprovalAnswer.deny("no")
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    proj = tmp_path / "proj"
-    (proj / "victim").mkdir(parents=True)
-    (proj / "victim" / "keep.txt").write_text("keep\n")
+    proj = make_project(tmp_path)
     (proj / "src").mkdir()
     (proj / "src" / "a.py").write_text("print('a')\n")
-    (proj / "secrets").mkdir()
-    (proj / "secrets" / "key.txt").write_text(f"{SECRET} key\n")
-    (proj / ".env").write_text(f"TOKEN={SECRET}\n")
-    (proj / "README.md").write_text("# readme\n")
     (tmp_path / "victim").mkdir()
     (tmp_path / "victim" / "outside.txt").write_text("outside\n")
-    return proj.resolve()
-
-
-def scheduler(project: Path, refuser: Refuser, hooks: nts.Hooks | None = None, **rules: Any) -> nts.Scheduler:
-    perms = nts.Permissions(mode=rules.pop("mode", "default"), cwd=project, approver=refuser, **rules)
-    return nts.Scheduler(nts.default_registry(), permissions=perms, hooks=hooks, cwd=project)
-
-
-async def run_one(sched: nts.Scheduler, name: str, **input: Any) -> nts.ToolResultBlock:
-    (result,) = await sched.run([tool_use(name, id=f"toolu_{next(_ids)}", **input)])
-    return result
+    return proj
 
 
 def rewrite_command(new: str, decision: str | None = None):
