@@ -488,7 +488,7 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
             if rule is not None:
                 whose = "which" if test is path_rule_matches else "where"
                 return Decision.ask(f"`{sub}` {what} {paths[0]}, {whose} the rule {rule.text} ({rule.origin or rule.source}) protects reads.", reason)
-            if test is path_rule_may_match_within:
+            if test is path_rule_may_match_within and targets.follows_links:
                 linked = _linked_exposure(facts, sub, paths[0], protected, reason)
                 if linked is not None:
                     return linked
