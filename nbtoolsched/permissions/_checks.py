@@ -28,7 +28,7 @@ from ._matching import (
     shell_rule_matches,
 )
 from ._modes import ACCEPT_EDITS_COMMANDS
-from ._paths import inside_working_dirs, paths_for_check, safety_concern, shell_paths_for_check
+from ._paths import MAX_LINK_WALK, inside_working_dirs, links_under, paths_for_check, safety_concern, shell_paths_for_check
 from ._rules import Behavior, PermissionRule, RuleSet
 from ._shell_reads import read_targets
 from ._shell_rules import allow_candidates, deny_candidates, first_word, shell_words, suggest_shell_rule
@@ -491,6 +491,36 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
             if rule is not None:
                 whose = "which" if test is path_rule_matches else "where"
                 return Decision.ask(f"`{sub}` {what} {paths[0]}, {whose} the rule {rule.text} ({rule.origin or rule.source}) protects reads.", reason)
+            if test is path_rule_may_match_within and targets.follows_links:
+                linked = _linked_exposure(facts, sub, paths[0], protected, reason)
+                if linked is not None:
+                    return linked
+    return None
+
+
+def _linked_exposure(
+    facts: CallFacts, sub: str, folder: str, protected: list[PermissionRule], reason: DecisionReason
+) -> Decision | None:
+    """A folder the command reads may hold symlinks into a protected path (``docs/k ->
+    ../secrets/key.txt``), which ``grep -R``, ``diff -r`` and globs follow."""
+    links = links_under(folder)
+    if links is None:
+        return Decision.ask(
+            f"`{sub}` reads {folder}, which holds more than {MAX_LINK_WALK} entries, so whether links in it lead "
+            f"to a path the rule {protected[0].text} protects cannot be told.",
+            reason,
+        )
+    for link in links:
+        found = shell_paths_for_check(link, facts.cwd)
+        if found is None:
+            return _process_path_ask(link)
+        rule = next((r for r in protected if path_rule_may_match_within(r, found, facts.cwd, facts.home)), None)
+        if rule is not None:
+            return Decision.ask(
+                f"`{sub}` may read {found[-1]} through the link {link}, where the rule {rule.text} "
+                f"({rule.origin or rule.source}) protects reads.",
+                reason,
+            )
     return None
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "pattern_may_match_within",
     "paths_for_check",
     "shell_paths_for_check",
+    "links_under",
     "is_inside",
     "inside_working_dirs",
     "safety_concern",
@@ -215,6 +216,46 @@ def _through_process_paths(path: str) -> bool:
             resolved = "/"
         pending = target.split("/") + pending
     return False
+
+
+# At most this many entries are listed to find the links under a folder a command reads.
+MAX_LINK_WALK = 20_000
+
+
+def links_under(folder: str, limit: int = MAX_LINK_WALK) -> list[str] | None:
+    """The symlinks under ``folder``, and under every folder such a link leads to.
+
+    A command that reads a folder recursively (``grep -R``, ``diff -r``) or through a glob
+    (``cat docs/*``) follows them, so a path rule that cannot match anything under the
+    folder's own path may still protect what the command reads. Each real folder is
+    listed once (links may loop). None when there are more than ``limit`` entries (the
+    caller cannot tell, so it fails closed). Folders this process cannot list are
+    skipped: the command runs as the same user and cannot list them either.
+    """
+    links: list[str] = []
+    seen: set[str] = set()
+    pending = [folder]
+    count = 0
+    while pending:
+        current = os.path.realpath(pending.pop())
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    count += 1
+                    if count > limit:
+                        return None
+                    if entry.is_symlink():
+                        links.append(entry.path)
+                        if os.path.isdir(entry.path):
+                            pending.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        pending.append(entry.path)
+        except OSError:
+            continue  # not a folder, gone, or not listable
+    return links
 
 
 def is_inside(path: str, folder: str) -> bool:

@@ -3,9 +3,10 @@
 Read deny and ask rules must hold in Bash too: ``cat .env`` names the file, ``grep -r x .``
 reads everything under ``.``, ``cat .e*`` reads whatever the glob expands to, ``rg x`` and
 ``git diff`` read the working tree without naming it, ``xargs cat`` reads the files named
-on its input. The answer over-approximates on purpose: a word is taken for a path
-whenever it could be one, and a folder a command may descend into stands for everything
-that may ever be inside it. The rules are matched elsewhere (checks.py).
+on its input; git shows content from its whole repository, wherever in it it runs (the
+one fact looked up on disk). The answer over-approximates on purpose: a word is taken
+for a path whenever it could be one, and a folder a command may descend into stands for
+everything that may ever be inside it. The rules are matched elsewhere (checks.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Sequence
 from ..shell._parse import Word, parse_command
 from ..shell._allowlists import FLAG_COMMANDS
 from ..shell._flags import long_option_matches, parse_flags
+from ..shell._gitrepo import RepositoryError, find_repository
 from ..shell._jq import jq_loads_files
 
 __all__ = ["ReadTargets", "read_targets"]
@@ -66,6 +68,9 @@ class ReadTargets:
     files: tuple[str, ...] = ()  # words that may name a file it reads (as written)
     trees: tuple[str, ...] = ()  # folders whose whole content it may read
     unknown: str | None = None  # why what it reads cannot be told from its words
+    # May it follow symlinks inside the trees (grep -R, diff -r, a glob)? git never does:
+    # it shows a link's target path, not the file the link leads to.
+    follows_links: bool = True
 
 
 def read_targets(command: str, bases: Sequence[str]) -> ReadTargets:
@@ -104,8 +109,31 @@ def read_targets(command: str, bases: Sequence[str]) -> ReadTargets:
             if descends and _is_folder(candidate, bases):
                 trees.append(candidate)
     if _reads_tree_unnamed(head, argv):
-        trees.append(".")
-    return ReadTargets(tuple(dict.fromkeys(files)), tuple(dict.fromkeys(trees)))
+        if head != "git":
+            trees.append(".")
+        else:
+            tops = _repository_trees(bases)
+            if tops is None:
+                return ReadTargets(unknown="runs git in a repository that cannot be told")
+            trees.extend(tops)
+    return ReadTargets(tuple(dict.fromkeys(files)), tuple(dict.fromkeys(trees)), follows_links=head != "git")
+
+
+def _repository_trees(bases: Sequence[str]) -> list[str] | None:
+    """What git shows content from: the whole repository (its work tree and git dirs),
+    not only the folder it runs in (``git log -p`` in a subfolder prints every file's
+    changes). None when the repository git would use cannot be told."""
+    trees: list[str] = []
+    for base in bases:
+        try:
+            repo = find_repository(base)
+        except (RepositoryError, OSError):
+            return None
+        if repo is None:
+            trees.append(".")  # no repository: git fails, or reads what it is given here
+            continue
+        trees.extend(p for p in (repo.work_tree, repo.git_dir, repo.common_dir) if p)
+    return list(dict.fromkeys(trees))
 
 
 def _computed_reads(head: str, argv: list[str]) -> str | None:

@@ -13,7 +13,9 @@ with git's own parser (``git config --file``, which runs nothing) following ever
 include whatever its condition, and refuses any key that can run a program or write
 (core.splitIndex included), the hooks read commands can trigger, a split index, an index
 that is no regular file or too large to copy (read-only git runs on a private copy of
-it), and the same in every submodule repository git status would enter. Bare
+it), a core.worktree that moves the work tree elsewhere (where other submodules may be
+checked out), and the same in every submodule repository git status would enter, nested
+ones inside submodules whose git dirs live under .git/modules included. Bare
 repositories are refused outright, as in Claude Code. Anything it cannot follow fails closed. The user's global and system
 config are the user's own and not checked, nor are aliases: git never lets an alias
 replace a built-in command, and only built-ins are on the allowlist.
@@ -102,7 +104,13 @@ class _Watch:
 
     def __init__(self) -> None:
         self.stamps: dict[str, _Stamp] = {}
-        self.checked: set[str] = set()  # git dirs already checked (submodules can repeat)
+        # Git dirs whose own config, hooks and index were checked, and the (git dir, work
+        # tree) pairs whose checked-out submodules were too: a git dir first met under
+        # .git/modules (no work tree) still needs its submodules checked when a work tree
+        # that uses it is met.
+        self.checked: set[str] = set()
+        self.checked_trees: set[tuple[str, str]] = set()
+        self.worktrees: dict[str, list[str | None]] = {}  # git dir -> its core.worktree values
 
     def lstat(self, path: str) -> os.stat_result | None:
         self.stamps[path] = _stamp(path)
@@ -267,6 +275,22 @@ def _check(cwd: str, watch: _Watch) -> str | None:
 def _repository_problem(
     repo: Repository, watch: _Watch, *, submodules: bool = True, depth: int = 0,
 ) -> str | None:
+    problem = _own_problem(repo, watch)
+    if problem or not submodules:
+        return problem
+    if repo.work_tree is not None:
+        tree = (repo.git_dir, repo.work_tree)
+        if tree in watch.checked_trees:
+            return None
+        watch.checked_trees.add(tree)
+        problem = _worktree_problem(repo, watch.worktrees.get(repo.git_dir, []))
+        if problem:
+            return problem
+    return _absorbed_problem(repo, watch) or _checked_out_problem(repo, watch, depth)
+
+
+def _own_problem(repo: Repository, watch: _Watch) -> str | None:
+    """The repository's own config, hooks and index (each git dir once)."""
     if repo.git_dir in watch.checked:
         return None
     watch.checked.add(repo.git_dir)
@@ -287,6 +311,8 @@ def _repository_problem(
                 return f"the repository's config ({source}) sets {problem}"
             if key == "core.hookspath":
                 hooks_dirs.extend(_hooks_path(value, repo))
+            elif key == "core.worktree":
+                watch.worktrees.setdefault(repo.git_dir, []).append(value)
     for directory in hooks_dirs:
         for hook in READ_HOOKS:
             path = os.path.join(directory, hook)
@@ -297,9 +323,19 @@ def _repository_problem(
             name.startswith("sharedindex.") for name in os.listdir(directory)
         ):
             return "the repository uses a split index, which git may rewrite in its git directory"
-    if not submodules:
-        return None
-    return _absorbed_problem(repo, watch) or _checked_out_problem(repo, watch, depth)
+    return None
+
+
+def _worktree_problem(repo: Repository, values: list[str | None]) -> str | None:
+    """core.worktree makes git use another folder as the work tree, whose checked-out
+    submodules (and their configs) are what git status enters: only one that names the
+    folder found (as a submodule's git dir under .git/modules does) is followed."""
+    assert repo.work_tree is not None
+    for value in values:
+        target = os.path.join(repo.git_dir, value) if value and not value.startswith("~") else None
+        if target is None or os.path.realpath(target) != os.path.realpath(repo.work_tree):
+            return f"the repository's config sets core.worktree to {value!r}, another folder than {repo.work_tree}"
+    return None
 
 
 def _index_problem(index: str, watch: _Watch) -> str | None:
