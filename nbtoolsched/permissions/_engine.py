@@ -32,6 +32,7 @@ from ..tool._abort import AbortError
 from ..tool._decision import PASSTHROUGH, Decision, DecisionReason
 from ..tool._base import PermissionKind, Tool, overrides
 from ..tool._context import ToolContext
+from ..tool._decorator import FunctionTool
 from ._approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
 from ._base import ApprovalDeferred, HookEvent, PermissionRequest
 from ._checks import CallFacts, builtin_check, is_immune_ask, read_protection, shell_field, tool_kind
@@ -514,8 +515,34 @@ class Permissions:
         steps: list[str] | None = None,
     ) -> Decision:
         """The decision before any approver is asked. ``steps`` (only ``explain`` passes a
-        list) collects why, step by step; a run pays for no explanation it never reads."""
+        list) collects why, step by step; a run pays for no explanation it never reads.
+
+        For a tool whose decision cannot depend on its input (``_input_free``) and no hook
+        decision, the answer is remembered per tool and mode until a rule is added: the
+        common case of a plain ``@tool`` function costs one lookup per call."""
         mode = mode or self._mode
+        if hook is not None or steps is not None or not _input_free(tool):
+            return await self._judge(tool, input, parsed, ctx, hook, mode, steps)
+        memo = self.rules.decisions
+        key = (id(tool), mode)
+        known = memo.get(key)
+        if known is not None and known[0] is tool:
+            return known[1]
+        decision = await self._judge(tool, input, parsed, ctx, hook, mode, steps)
+        memo[key] = (tool, decision)
+        return decision
+
+    async def _judge(
+        self,
+        tool: Tool,
+        input: dict[str, Any],
+        parsed: Any,
+        ctx: ToolContext,
+        hook: Decision | None,
+        mode: Mode,
+        steps: list[str] | None,
+    ) -> Decision:
+        """Every rule, check and mode, in Claude Code's order."""
 
         def done(decision: Decision, step: str) -> Decision:
             if steps is not None:
@@ -651,6 +678,32 @@ def _requires_person(tool: Tool) -> bool:
         return bool(tool.requires_user_interaction())
     except Exception:  # noqa: BLE001
         return True
+
+
+_INPUT_FREE: dict[type, bool] = {}
+# What, set on one tool object, could make its decisions depend on the input after all.
+_PER_TOOL_OVERRIDES = frozenset({"check_permissions", "permission_content", "is_read_only", "is_read_only_in",
+                                 "permission_kind", "is_mcp"})
+
+
+def _input_free(tool: Tool) -> bool:
+    """Whether every decision about this tool is the same for any input: a plain function
+    tool (``@tool``) of the generic kind, with no permission check and no rule content of
+    its own and a read-only answer fixed when it was declared. Anything else (file, shell
+    and web tools, MCP tools, subclasses that answer per input) is judged call by call."""
+    cls = type(tool)
+    fixed = _INPUT_FREE.get(cls)
+    if fixed is None:
+        fixed = _INPUT_FREE[cls] = (
+            issubclass(cls, FunctionTool)
+            and cls.is_read_only is FunctionTool.is_read_only
+            and cls.is_read_only_in is Tool.is_read_only_in
+            and cls.check_permissions is Tool.check_permissions
+            and not hasattr(cls, "permission_content")
+            and cls.permission_kind == "generic"
+            and not cls.is_mcp
+        )
+    return fixed and _PER_TOOL_OVERRIDES.isdisjoint(vars(tool))
 
 
 def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:

@@ -366,6 +366,9 @@ class RuleSet:
         self._by_behavior: dict[str, list[PermissionRule]] = {"allow": [], "deny": [], "ask": []}
         self._tool_wide: dict[tuple[str, str, tuple[str, ...]], PermissionRule | None] = {}
         self._content: dict[tuple[str, frozenset[str]], list[PermissionRule]] = {}
+        # Decisions the engine made from nothing but a tool, a mode and these rules (see
+        # Permissions._evaluate); they hold only while the rules do.
+        self.decisions: dict[tuple[int, str], tuple[Any, Any]] = {}
         for rule in rules:
             self.add(rule)
 
@@ -381,6 +384,7 @@ class RuleSet:
         self._by_behavior[rule.behavior].append(rule)
         self._tool_wide.clear()  # the indexes are rebuilt lazily for the new set of rules
         self._content.clear()
+        self.decisions.clear()
 
     def of(self, behavior: Behavior) -> list[PermissionRule]:
         return list(self._by_behavior[behavior])

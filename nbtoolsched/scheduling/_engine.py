@@ -163,7 +163,11 @@ class StreamingToolExecutor:
         self._input_done = False  # no more blocks will come
         self._changed = asyncio.Event()  # a call finished or said something
         self._settled = asyncio.Event()  # every call added so far is answered (or the answer was discarded)
-        self._batches: list[_Batch] = []
+        # Batches still in play, by number (a finished one is dropped: a long run of calls
+        # that each run alone keeps no object per call for the garbage collector to walk).
+        self._open_batches: dict[int, _Batch] = {}
+        self._last_batch: _Batch | None = None
+        self._batch_count = 0
         self._halt_after: int | None = None  # a deferral: batches after this one never start
         # Bookkeeping that keeps every step O(cap), not O(calls): the running calls, and
         # where in ``tools`` the first possibly-queued and first not-yet-yielded calls are.
@@ -295,20 +299,20 @@ class StreamingToolExecutor:
         return tracked
 
     def _batch_for(self, safe: bool) -> _Batch:
-        last = self._batches[-1] if self._batches else None
+        last = self._last_batch
         if safe and last is not None and last.safe and not last.sealed:
             return last
         if last is not None:
             self._seal(last)
-        batch = _Batch(len(self._batches) + 1, safe)
-        self._batches.append(batch)
+        self._batch_count += 1
+        batch = self._last_batch = self._open_batches[self._batch_count] = _Batch(self._batch_count, safe)
         return batch
 
     def finish_input(self) -> None:
         """No more blocks will come: the last batch is closed (its modifiers can apply)."""
         self._input_done = True
-        if self._batches:
-            self._seal(self._batches[-1])
+        if self._last_batch is not None:
+            self._seal(self._last_batch)
 
     # -- the start rule ---------------------------------------------------------------------
     def _can_start(self, safe: bool) -> bool:
@@ -467,10 +471,11 @@ class StreamingToolExecutor:
             self._stop_siblings(SIBLING_ERROR)
         if outcome.status == "deferred" and self.stop_after_deferred and not self.context.abort.aborted:
             self._halt_after = tracked.batch if self._halt_after is None else min(self._halt_after, tracked.batch)
-        batch = self._batches[tracked.batch - 1]
+        batch = self._open_batches[tracked.batch]
         batch.unfinished -= 1
         if not tracked.safe:
             self._set_context(apply_modifier(self.context, outcome), batch)
+            self._retire(batch)
         else:
             self._apply_if_closed(batch)
         self._changed.set()
@@ -492,6 +497,12 @@ class StreamingToolExecutor:
             if tracked.outcome is not None:
                 context = apply_modifier(context, tracked.outcome)
         self._set_context(context, batch)
+        self._retire(batch)
+
+    def _retire(self, batch: _Batch) -> None:
+        """A batch whose calls all finished and whose modifiers are applied is done."""
+        self._open_batches.pop(batch.number, None)
+        batch.calls.clear()
 
     def _set_context(self, context: ToolContext, batch: _Batch) -> None:
         if context is not self.context:
