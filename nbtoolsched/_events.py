@@ -316,25 +316,38 @@ Listener = Callable[[Any], None]
 class RunEvents:
     """Fan-out of events to whoever listens (a Trace, a panel, a stream), with the run's clock."""
 
-    __slots__ = ("listeners", "clock")
+    __slots__ = ("_listeners", "clock")
 
     def __init__(self, listeners: Iterable[Listener] = (), clock: Callable[[], float] | None = None) -> None:
-        self.listeners: list[Listener] = list(listeners)
+        # A tuple, replaced on (un)subscribe: an emit iterates it without copying, and a
+        # listener that subscribes or leaves during an emit changes only later emits.
+        self._listeners: tuple[Listener, ...] = tuple(listeners)
         self.clock = clock if clock is not None else time.monotonic
 
+    @property
+    def listeners(self) -> list[Listener]:
+        return list(self._listeners)
+
     def __bool__(self) -> bool:
-        return bool(self.listeners)
+        return bool(self._listeners)
 
     def emit(self, event: Any) -> None:
-        for listener in tuple(self.listeners):
+        for listener in self._listeners:
             try:
                 listener(event)
             except Exception:  # a broken viewer must never break a run
                 pass
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self.listeners.append(listener)
-        return lambda: self.listeners.remove(listener) if listener in self.listeners else None
+        self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                kept = list(self._listeners)
+                kept.remove(listener)
+                self._listeners = tuple(kept)
+
+        return unsubscribe
 
 
 
