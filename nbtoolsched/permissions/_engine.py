@@ -428,7 +428,8 @@ class Permissions:
         (Our reference of Claude Code does not describe this re-check; with several prompts
         waiting at once, as a notebook panel has, not doing it leaves covered calls asking.)"""
         released: list[str] = []
-        for key, (request, mode, asked) in list(self._waiting.items()):
+        for key, entry in list(self._waiting.items()):
+            request, mode, asked = entry
             holder: Any = asked
             while hasattr(holder, "__wrapped__"):  # a run's tracing wrapper around the broker
                 holder = holder.__wrapped__
@@ -436,7 +437,10 @@ class Permissions:
             if not callable(answer) or not isinstance(pending, Mapping) or key not in pending:
                 continue
             verdict = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
-            if verdict.behavior == "allow" and key in holder.pending:
+            # Judging may have awaited: if the call was answered meanwhile and asks again
+            # (an edited input, under the same id), the question now waiting is not the
+            # one judged, so it stays with the person.
+            if verdict.behavior == "allow" and self._waiting.get(key) is entry and key in holder.pending:
                 answer(key, ApprovalAnswer.released(rules))
                 released.append(key)
         return released

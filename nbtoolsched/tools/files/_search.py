@@ -178,7 +178,7 @@ class RipgrepEngine:
                 raise SearchError(_rg_error(run))
             return {path: FileHits(1) for path in _null_separated(run.stdout)}
         by_line = spec.mode == "content" or spec.multiline  # count mode too, for multi-line matches
-        reader = _RgReader(by_line, sink if spec.mode == "content" else None)
+        reader = _RgReader(by_line, sink if spec.mode == "content" else None, spec.root, spec.file)
         splitter = LineSplitter(reader.line)
         status = await stream_rg(self.binary, self._args(spec, by_line), spec.root, abort, self.timeout, splitter.feed)
         if status.returncode is not None:
@@ -229,6 +229,7 @@ def _clean(path: str) -> str:
     return path[2:] if path.startswith("./") else path
 
 
+_MAX_PIECES = 64  # lines without a NUL before a file line that are tried as pieces of its name
 _RG_LINE = re.compile(rb"([^\0]*)\0(\d+)([:-])(.*)", re.DOTALL)
 
 
@@ -237,28 +238,49 @@ class _RgReader:
 
     By line (``--null -n``): ``path NUL number : text`` (match) or ``- text`` (context);
     ``--`` separators do not match. Otherwise (``--count --null``): ``path NUL count``.
+
+    A file name may hold a newline, which rg prints as is: the pieces before the NUL
+    belong to the name. Read as lines of their own, the last piece alone would name
+    another file, and a protected file's lines were judged, and shown, under that name.
+    In content mode a piece cannot be told from rg's other lines without a NUL (a
+    ``--`` separator, a binary file's warning), so every name the pieces could make is
+    held to the rules: one that is protected hides the file (fail closed).
     """
 
-    def __init__(self, by_line: bool, sink: LineSink | None) -> None:
+    def __init__(self, by_line: bool, sink: LineSink | None, root: str = "", file: str | None = None) -> None:
         self.by_line = by_line
         self.sink = sink
+        self.root = root
+        self.file = file  # a single-file search: every line is this file's
         self.results: Results = {}
         self.lines = 0
         self._path = b""
         self._rel = ""
+        self._pieces: list[bytes] = []  # lines without a NUL since the last file line
 
     def line(self, data: bytes, tail: LongTail | None) -> bool:
+        if b"\0" not in data:
+            if len(self._pieces) <= _MAX_PIECES:  # one more than are tried: enough to know it overflowed
+                self._pieces.append(data)
+            return True
         self.lines += 1
+        pieces, self._pieces = self._pieces, []
+        if len(pieces) > _MAX_PIECES:
+            return True  # more name pieces than are checked: the line is left out (fail closed)
         if not self.by_line:
             path, _, count = data.rpartition(b"\0")
-            if path and count.isdigit():
-                self.results[self._name(path)] = FileHits(int(count))
+            if path and count.isdigit():  # count mode prints nothing else: every piece is the name's
+                self.results[self._name(b"\n".join([*pieces, path]))] = FileHits(int(count))
             return True
         found = _RG_LINE.fullmatch(data)
         if found is None:
             return True
         path, number, sep, text = found.groups()
         rel, is_match = self._name(path), sep == b":"
+        if self.file is not None:
+            rel = self.file
+        elif pieces and self.sink is not None:
+            rel = self._guess(pieces, path)
         if self.sink is None:  # count mode, multi-line: the lines a match touches
             hits = self.results.get(rel)
             if hits is None:
@@ -271,6 +293,18 @@ class _RgReader:
         if path != self._path:
             self._path, self._rel = path, _clean(path.decode("utf-8", "replace"))
         return self._rel
+
+    def _guess(self, pieces: list[bytes], path: bytes) -> str:
+        """The name of a file line that came after lines without a NUL: a protected
+        candidate if any (so the sink hides it), else the longest one on disk."""
+        candidates = [_clean(b"\n".join([*pieces[i:], path]).decode("utf-8", "replace")) for i in range(len(pieces))]
+        candidates.append(self._name(path))
+        hidden = self.sink.hidden if self.sink is not None else None
+        if hidden is not None:
+            for name in candidates:
+                if hidden(name):
+                    return name
+        return next((name for name in candidates if os.path.lexists(os.path.join(self.root, name))), candidates[-1])
 
 
 # -- pure Python ------------------------------------------------------------------------
