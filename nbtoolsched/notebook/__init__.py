@@ -26,7 +26,7 @@ from ._magics import ToolMagics
 from .._errors import SessionError
 from ._session import NotebookSession
 
-__all__ = ["get_session", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["get_agent", "get_session", "load_ipython_extension", "unload_ipython_extension"]
 
 _state: dict[str, Any] = {}
 
@@ -34,6 +34,18 @@ _state: dict[str, Any] = {}
 def get_session() -> NotebookSession | None:
     """The session ``%load_ext nbtoolsched`` made in this kernel, if any."""
     return _state.get("session")
+
+
+def get_agent() -> Any:
+    """The ``Agent`` behind this kernel's ``%%agent`` conversation (its messages, its
+    transcript file), or None before the first ``%%agent`` cell."""
+    session = get_session()
+    if session is None:
+        return None
+    from ._agent_cell import conversation_for
+
+    conversation = conversation_for(session, create=False)
+    return conversation.agent if conversation is not None else None
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -130,10 +130,9 @@ class AgentCell:
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(self.text())
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        bundle = dict(self.view._repr_mimebundle_(include=include, exclude=exclude) or {})
-        bundle["text/plain"] = self.text()
-        return bundle
+    def _ipython_display_(self) -> None:
+        """The live view, shown where it can be replaced by a true record when the cell is over."""
+        self.view.record.show()
 
 
 class AgentConversation:

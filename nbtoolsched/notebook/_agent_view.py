@@ -31,6 +31,7 @@ from ..scheduling._handle import RunHandle
 from ..tool._abort import AbortSignal
 from ._markdown import markdown_html
 from ._panel import RunPanel
+from ._record import GONE_HTML, PANEL_CSS, Record
 from ._pump import UIPump
 
 __all__ = ["AgentView", "TurnHandle"]
@@ -147,8 +148,12 @@ class AgentView(widgets.VBox):
         self.footer = widgets.HTML()
         top = widgets.HBox([self.header, self.stop_button], layout=widgets.Layout(justify_content="space-between",
                                                                                  align_items="center"))
-        super().__init__([top, self.body, self.footer], layout=widgets.Layout(border="1px solid #e5e7eb", padding="4px"))
+        self.record = Record(self, self.text)  # a true record in the saved notebook once the cell is over
+        self.style_html = widgets.HTML(PANEL_CSS + GONE_HTML)
+        super().__init__([self.style_html, top, self.body, self.footer],
+                         layout=widgets.Layout(border="1px solid var(--jp-border-color2, #d0d7de)", padding="4px"))
         self.add_class("nts-agent")
+        self.add_class("nts-panel")  # the panel's CSS: a view whose kernel is gone says so
         self.render()
 
     # -- events (loop thread) ---------------------------------------------------------------------
@@ -264,6 +269,31 @@ class AgentView(widgets.VBox):
     def render(self) -> None:
         if self._closed:
             return
+        if not self.live() and self.record.final is None:
+            self._render_live()
+            self.record.finish(self.record_html(), self.text())
+            return
+        self._render_live()
+
+    def _ipython_display_(self) -> None:
+        self.record.show()
+
+    def record_html(self) -> str:
+        """The finished cell as static HTML: what it said, each turn's calls, how it ended."""
+        parts = []
+        for segment in self._segments:
+            if isinstance(segment, _Text):
+                parts.append(markdown_html(segment.text, muted=segment.dropped))
+            elif isinstance(segment, _Tools):
+                if segment.widget is None:
+                    segment.widget = self._make_widget(segment)
+                parts.append(segment.widget.record_html())
+            else:
+                parts.append(_notice_html(segment))
+        return (f'<div class="nts-record nts-agent-record" style="border:1px solid var(--jp-border-color2, #d0d7de);padding:4px">'
+                f'{self._header_html()}{"".join(parts)}{self._footer_html()}</div>')
+
+    def _render_live(self) -> None:
         for segment in self._segments:
             if segment.widget is None:
                 segment.widget = self._make_widget(segment)
@@ -292,9 +322,7 @@ class AgentView(widgets.VBox):
                              title=segment.title)
             panel.outcomes.update({o.tool_use_id: o for o in segment.handle.finished_outcomes})  # before it listened
             return panel
-        colour = {"warning": "#854d0e", "error": "#991b1b"}.get(segment.level, "var(--jp-ui-font-color1, #374151)")
-        return widgets.HTML(f'<div class="nts-agent-notice nts-{segment.level}" style="font-size:12px;color:{colour};'
-                            f'margin:2px 0">{html.escape(segment.text)}</div>')
+        return widgets.HTML(_notice_html(segment))
 
     def _header_html(self) -> str:
         parts = [f"<b>{html.escape(self.title)}</b>"]
@@ -307,7 +335,8 @@ class AgentView(widgets.VBox):
 
     def _footer_html(self) -> str:
         if self.failure:
-            return f'<div class="nts-agent-failure" style="font-size:12px;color:#991b1b">{html.escape(self.failure)}</div>'
+            return (f'<div class="nts-agent-failure" style="font-size:12px;color:var(--jp-content-font-color1, #1f2328);'
+                    f'border-left:4px solid var(--jp-error-color1, #d32f2f);padding-left:4px">{html.escape(self.failure)}</div>')
         if self.stop_reason is None or self.live():
             return ""
         said = _STOPS.get(self.stop_reason, self.stop_reason)
@@ -351,3 +380,11 @@ class AgentView(widgets.VBox):
             if segment.widget is not None:
                 segment.widget.close()
         super().close()
+
+
+def _notice_html(segment: Any) -> str:
+    """A notice: the text in the theme's colour, its level as a coloured edge."""
+    edge = {"warning": "var(--jp-warn-color1, #ef6c00)", "error": "var(--jp-error-color1, #d32f2f)"}.get(
+        segment.level, "var(--jp-border-color1, #8c959f)")
+    return (f'<div class="nts-agent-notice nts-{segment.level}" style="font-size:12px;color:var(--jp-content-font-color1, #1f2328);'
+            f'border-left:4px solid {edge};padding-left:4px;margin:2px 0">{html.escape(segment.text)}</div>')

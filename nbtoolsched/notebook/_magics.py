@@ -20,6 +20,7 @@ from ..permissions._modes import MODES
 from ..permissions._rules import Behavior
 from ._cellparse import CellError
 from ._interrupt import is_interrupt
+from ._record import announce_finished_records
 from ._session import POLICIES, NotebookSession, SessionError, tool_rows
 
 __all__ = ["ToolMagics", "TextView"]
@@ -265,9 +266,11 @@ class ToolMagics(Magics):
 
     # -- hooks ---------------------------------------------------------------------------------------------
     def post_run_cell(self, result: Any) -> None:
-        """After each cell: an interrupted cell aborts the runs; new @nts.tool functions join."""
+        """After each cell: an interrupted cell aborts the runs; new @nts.tool functions join;
+        records of runs that ended meanwhile are sent again from this cell (see ``_record``)."""
         if is_interrupt(getattr(result, "error_in_exec", None)):
             self.session.interrupt()
+        announce_finished_records()
         try:
             self.session.register_from_namespace(self.namespace)
         except Exception as err:  # noqa: BLE001 - never break the user's cell

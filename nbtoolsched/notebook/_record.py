@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Callable
 
-__all__ = ["PANEL_CSS", "Record"]
+__all__ = ["PANEL_CSS", "Record", "announce_finished_records"]
 
 PANEL_CSS = """<style>
 .nts-panel .nts-gone { display: none; }
@@ -68,10 +68,30 @@ class Record:
         self.final = {"text/html": html, "text/plain": text}
         if not self.display_ids:
             return
+        self._send()
+        _ANNOUNCE_AGAIN.append(self)
+
+    def _send(self) -> None:
         from IPython.display import update_display
 
+        assert self.final is not None
         for display_id in self.display_ids:
             try:
                 update_display(self.final, raw=True, display_id=display_id)
             except Exception:  # noqa: BLE001 - no kernel (a plain script): nothing to update
                 pass
+
+
+# A run that ends after its cell did updates its display from the run's own task, and
+# ipykernel 7 addresses that message to the cell that started the run (the parent header
+# is a context variable). JupyterLab applies it anyway; headless runners (nbclient,
+# nbconvert, papermill) drop messages for a cell that is over, and would save the first,
+# live state. So a record finished since the last cell is sent once more at the end of the
+# next cell, from that cell's context, where every runner applies it by display id.
+_ANNOUNCE_AGAIN: list[Record] = []
+
+
+def announce_finished_records() -> None:
+    """Send again the records finished since the last cell ended (``post_run_cell``)."""
+    while _ANNOUNCE_AGAIN:
+        _ANNOUNCE_AGAIN.pop(0)._send()

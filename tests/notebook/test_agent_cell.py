@@ -343,3 +343,28 @@ async def test_an_answer_dropped_mid_stream_is_struck_through_and_its_calls_stop
     assert [(r.name, r.state) for r in panel.rows()] == [("Sleep", "cancelled")]
     await wait_for(lambda: cell.view.body.children and "line-through" in cell.view.body.children[0].value,
                    what="the dropped text struck through")
+
+
+async def test_a_finished_cell_leaves_a_true_record_in_place_of_its_live_view(shell, project, monkeypatch):
+    import IPython.display
+
+    shown, updated = [], []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **kw: shown.append((data, kw)))
+    monkeypatch.setattr(IPython.display, "update_display", lambda data, **kw: updated.append((data, kw)))
+    shell.run_cell(SCRIPT)
+    shell.run_cell("%%agent --model model --name t --policy allow\nWhat is in this folder?")
+    cell = shell.user_ns["t"]
+    (live, options), = shown  # the cell's value, shown by IPython through _ipython_display_
+    assert "application/vnd.jupyter.widget-view+json" in live and options["display_id"]
+    await finish(cell)
+    await wait_for(lambda: bool(updated), what="the record")
+    (final, final_options), = updated
+    assert final_options["display_id"] == options["display_id"]
+    assert set(final) == {"text/html", "text/plain"}  # no widget left that a saved notebook cannot show
+    assert "finished" in final["text/plain"] and "waiting" not in final["text/plain"]
+    html = final["text/html"]
+    assert "<strong>read</strong>" in html and "The README is a <em>demo</em>." in html  # the answer, as Markdown
+    assert html.count('class="nts-record"') == 1 and 'data-state="completed"' in html  # the turn's calls
+    from nbtoolsched.notebook import get_agent
+
+    assert get_agent() is agent_of(shell) and get_agent().messages[-1]["role"] == "assistant"

@@ -304,3 +304,24 @@ def test_a_panel_whose_kernel_died_says_so_through_css():
 
     assert ".nts-panel.jupyter-widgets-disconnected .nts-gone" in PANEL_CSS
     assert "pointer-events: none" in PANEL_CSS and "kernel that ran this is gone" in GONE_HTML
+
+
+async def test_a_record_finished_after_its_cell_is_sent_again_from_the_next_cell(project, monkeypatch, shell):
+    """ipykernel 7 addresses a late update to the cell that started the run; headless
+    runners drop it, so the next cell's end sends it again (from that cell's context)."""
+    import IPython.display
+
+    updated = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **kw: None)
+    monkeypatch.setattr(IPython.display, "update_display", lambda data, **kw: updated.append(kw["display_id"]))
+    handle, panel, broker, pump = await open_panel(project, calls("a"))
+    panel._ipython_display_()
+    await wait_for(lambda: "t_a" in panel._asking, what="the approval row")
+    click_from_thread(panel.approval_row("t_a").allow_button)
+    await asyncio.wait_for(_await(handle), 10)
+    await pump.aclose()
+    assert updated == panel.record.display_ids  # sent when the run ended
+    shell.run_cell("1 + 1")  # the next cell ends: post_run_cell
+    assert updated == panel.record.display_ids * 2
+    shell.run_cell("2 + 2")  # once only
+    assert updated == panel.record.display_ids * 2
