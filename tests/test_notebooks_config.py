@@ -31,6 +31,11 @@ def _ignored(cell: nbformat.NotebookNode) -> bool:
     return any(line.strip().lstrip("#").strip() == "NBVAL_IGNORE_OUTPUT" for line in cell.source.splitlines())
 
 
+def _live_view(cell: nbformat.NotebookNode) -> bool:
+    """A cell tagged to keep its record out of nbval's comparison (a %%toolcall or %%agent cell)."""
+    return "nbval-ignore-output" in cell.metadata.get("tags", [])
+
+
 def test_every_chapter_has_a_notebook() -> None:
     assert [p.name[:2] for p in PATHS] == CHAPTERS
 
@@ -54,6 +59,24 @@ def test_ignored_outputs_are_only_pictures(path: Path) -> None:
         for output in cell.outputs:
             assert output.output_type in ("display_data", "execute_result"), f"ignored text output in:\n{cell.source[:200]}"
             assert "image/svg+xml" in output.data, f"ignored non-picture output in:\n{cell.source[:200]}"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
+def test_live_views_are_saved_as_true_records(path: Path) -> None:
+    """A %%toolcall or %%agent cell returns before its run has done anything, and its output
+    becomes the run's final record when the run ends (later, in another cell). nbval sees
+    only the first, live state, so these cells are tagged ``nbval-ignore-output``; what is
+    saved must then be the finished record, never a live state."""
+    for cell in _code_cells(path):
+        magic = cell.source.startswith(("%%toolcall", "%%agent")) and "--wait" not in cell.source.splitlines()[0]
+        assert _live_view(cell) == magic, f"tag nbval-ignore-output on exactly the %%toolcall/%%agent cells:\n{cell.source[:200]}"
+        if not magic:
+            continue
+        records = [o for o in cell.outputs if o.output_type == "display_data" and 'class="nts-record' in "".join(o.data.get("text/html", ""))]
+        assert len(records) == 1 and len(cell.outputs) == 1, f"not saved as one finished record:\n{cell.source[:200]}"
+        text = "".join(records[0].data["text/plain"])
+        live = re.search(r"^\S+ #?\w+: (waiting|running)|\[b\d+\] (queued|executing|waiting|asking)", text, re.M)
+        assert live is None, f"a live state was saved ({live.group(0) if live else ''}):\n{cell.source[:200]}"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)

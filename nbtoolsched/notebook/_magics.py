@@ -270,6 +270,7 @@ class ToolMagics(Magics):
         records of runs that ended meanwhile are sent again from this cell (see ``_record``)."""
         if is_interrupt(getattr(result, "error_in_exec", None)):
             self.session.interrupt()
+        self.session.pump.flush()  # a run that ended during this cell is shown ended, from this cell
         announce_finished_records()
         try:
             self.session.register_from_namespace(self.namespace)
