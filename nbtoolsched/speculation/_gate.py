@@ -24,6 +24,7 @@ from ..tool._context import ToolContext
 from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
 from ._overlay import Overlay, PathOutsideCwd
 from ._safefs import UnsafePath
+from ._shell_reach import reach_outside
 from ._texts import ALREADY_STOPPED, stopped_edit, stopped_outside, stopped_permission, stopped_shell, stopped_tool
 
 __all__ = ["SpeculationGate", "WRITE_TOOLS", "READ_TOOLS", "PATH_KEYS", "is_write_tool", "is_read_tool", "is_shell_tool"]
@@ -224,6 +225,9 @@ class SpeculationGate:
         text = command if isinstance(command, str) else ""
         if not text.strip() or not _read_only(request.tool, request.parsed, request.ctx.cwd):
             return self.stop("bash", request.tool.name, text[:DETAIL_LIMIT], stopped_shell(text[:DETAIL_LIMIT]))
+        problem = reach_outside(text, self.overlay.cwd)
+        if problem:  # the session may let it read there; a speculation reads inside cwd only
+            return self.stop("outside_cwd", request.tool.name, text[:DETAIL_LIMIT], stopped_outside(f"the command `{text[:DETAIL_LIMIT]}`", problem))
         return await self._consult(request, None, for_write=False)
 
     async def _consult(

@@ -84,3 +84,34 @@ async def test_a_glob_pattern_climbing_from_a_symlinked_path_stays_inside(space,
     assert "secret.txt" not in shown(spec)
     await spec.reject()
     assert snapshots(space) == before
+
+
+@pytest.mark.parametrize(
+    "mode, command",
+    [
+        # read-only, and missed by the session's path checks: acceptEdits runs them unasked
+        ("acceptEdits", "diff --to-file=../../outside/secret.txt c/f.txt"),
+        ("acceptEdits", "comm c/f.txt ../../outside/secret.txt"),
+        ("acceptEdits", "git diff --no-index c/f.txt ../../outside/secret.txt"),
+        ("acceptEdits", "jq -R . ../../outside/secret.txt"),
+        # bypassPermissions lets the session read anywhere; a speculation still may not
+        ("bypassPermissions", "cat ../../outside/secret.txt"),
+        ("bypassPermissions", "cd ../../outside && cat secret.txt"),
+        ("bypassPermissions", "cat < ../../outside/secret.txt"),
+        ("bypassPermissions", "grep -r TOP c/"),  # c/link -> the outside folder, followed by -r
+    ],
+)
+async def test_a_read_only_command_reading_outside_cwd_is_a_boundary(space, mode, command):
+    os.symlink(space["outside"], space["project"] / "c" / "link")
+    before = snapshots(space)
+    spec = await run(space, ("Bash", {"command": command}), mode=mode)
+    assert spec.boundary is not None and spec.boundary.kind == "outside_cwd", spec.boundary
+    assert SECRET not in shown(spec)
+    await spec.reject()
+    assert snapshots(space) == before
+
+
+async def test_a_read_only_command_inside_cwd_still_runs(space):
+    spec = await run(space, ("Bash", {"command": "cat c/f.txt && ls c"}), mode="bypassPermissions")
+    assert spec.boundary is not None and spec.boundary.complete, spec.boundary
+    assert "f.txt" in shown(spec)
