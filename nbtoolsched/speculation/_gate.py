@@ -24,6 +24,7 @@ from ..tool._context import ToolContext
 from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
 from ._overlay import Overlay, PathOutsideCwd
 from ._safefs import UnsafePath
+from ._shell_reach import reach_outside
 from ._texts import ALREADY_STOPPED, stopped_edit, stopped_outside, stopped_permission, stopped_shell, stopped_tool
 
 __all__ = ["SpeculationGate", "WRITE_TOOLS", "READ_TOOLS", "PATH_KEYS", "is_write_tool", "is_read_tool", "is_shell_tool"]
@@ -184,12 +185,9 @@ class SpeculationGate:
 
     async def _read(self, request: PermissionRequest) -> Decision:
         name = request.tool.name
-        acted = _acted_path(request.tool, request.parsed)
-        if acted is not None:  # where the tool says it looks (a Glob pattern can move it off `path`)
-            try:
-                self.overlay.resolve(acted, allow_root=True)
-            except PathOutsideCwd as err:
-                return self.stop("outside_cwd", name, acted, stopped_outside(acted, err.reason))
+        stopped = self._acts_outside(request.tool, request.parsed)
+        if stopped is not None:
+            return stopped
         found = _path_field(request.input)
         if found is None:
             return await self._consult(request, None, for_write=False)  # Glob or Grep over cwd
@@ -199,13 +197,37 @@ class SpeculationGate:
         except PathOutsideCwd as err:
             return self.stop("outside_cwd", name, path, stopped_outside(path, err.reason))
         target = self.overlay.read_target(rel) if rel != "." else self.overlay.cwd
+        # The rewritten path has its symlinks resolved, so whatever the tool adds to it
+        # (a Glob pattern's `..`) climbs from the real folder, not from the one judged
+        # above (`up/up/c` with `up -> .` and `../../../x/*` lists two levels above cwd):
+        # judge the input that will run as well.
+        parsed = request.parsed
+        moved = parsed.model_copy(update={key: target}) if hasattr(parsed, "model_copy") else {**parsed, key: target}
+        stopped = self._acts_outside(request.tool, moved)
+        if stopped is not None:
+            return stopped
         return await self._consult(request, {**request.input, key: target}, for_write=False)
+
+    def _acts_outside(self, tool: Tool, parsed: Any) -> Decision | None:
+        """The boundary when the path the tool says it acts on (a Glob pattern can move
+        it off ``path``) is outside cwd; None when it is inside or the tool names none."""
+        acted = _acted_path(tool, parsed)
+        if acted is None:
+            return None
+        try:
+            self.overlay.resolve(acted, allow_root=True)
+        except PathOutsideCwd as err:
+            return self.stop("outside_cwd", tool.name, acted, stopped_outside(acted, err.reason))
+        return None
 
     async def _shell(self, request: PermissionRequest) -> Decision:
         command = request.input.get("command")
         text = command if isinstance(command, str) else ""
         if not text.strip() or not _read_only(request.tool, request.parsed, request.ctx.cwd):
             return self.stop("bash", request.tool.name, text[:DETAIL_LIMIT], stopped_shell(text[:DETAIL_LIMIT]))
+        problem = reach_outside(text, self.overlay.cwd)
+        if problem:  # the session may let it read there; a speculation reads inside cwd only
+            return self.stop("outside_cwd", request.tool.name, text[:DETAIL_LIMIT], stopped_outside(f"the command `{text[:DETAIL_LIMIT]}`", problem))
         return await self._consult(request, None, for_write=False)
 
     async def _consult(
