@@ -360,7 +360,8 @@ def _subcommand_check(
         rule = next((r for r in rules[behavior] if shell_rule_matches(r, denyish)), None)
         if rule is not None:
             return _decide(rule, f"running `{sub}`")
-    constraint = _path_constraints(facts, denyish[-1]) or _read_exposure(facts, denyish[-1], bases)
+    constraint = (_path_constraints(facts, denyish[-1]) or _reads_outside(facts, denyish[-1], bases)
+                  or _read_exposure(facts, denyish[-1], bases))
     if constraint is not None:
         return constraint
     rule = next((r for r in rules["allow"] if shell_rule_matches(r, allow_candidates(sub), is_compound=lambda c: _compound(facts, c))), None)
@@ -369,6 +370,10 @@ def _subcommand_check(
     if facts.mode == "acceptEdits" and first_word(denyish[-1]) in ACCEPT_EDITS_COMMANDS:
         return Decision.allow(None, DecisionReason("mode", f"acceptEdits allows `{first_word(denyish[-1])}` inside the working directories"))
     if _read_only(facts, sub, field_name):
+        unknown = read_targets(denyish[-1], bases).unknown if bases is not None else None
+        if unknown:  # read-only, but where it reads cannot be checked against the working dirs
+            return Decision.ask(f"`{sub}` {unknown}, so the files it reads cannot be checked against the working directories.",
+                                DecisionReason("tool", "reads files that cannot be told"))
         return Decision.allow(None, DecisionReason("tool", "read-only command"))
     return Decision.passthrough(f"No rule allows `{sub}`.")
 
@@ -547,6 +552,32 @@ def _names_pattern(arg: str) -> bool:
     if arg.startswith("--"):
         return long_option_matches(arg, "--regexp", "--expression", "--file")
     return arg.startswith("-") and bool({"e", "f"} & set(arg[1:]))
+
+
+_HARMLESS_DEVICES = frozenset({"/dev/null"})
+
+
+def _reads_outside(facts: CallFacts, sub: str, bases: list[str] | None) -> Decision | None:
+    """Any command that names a file outside the working directories asks (unless a Read
+    allow rule covers it), not only the well-known commands ``_path_constraints`` reads:
+    ``diff --to-file=../x f``, ``comm f /x``, ``jq . ../x``, ``git diff --no-index f /x``.
+    (Claude Code checks the paths of a fixed list of commands.) Folders a command descends
+    into and what a command reads without naming it are ``_read_exposure``'s part."""
+    if bases is None:
+        return None  # after a cd the shell decides: _read_exposure and the structure checks judge it
+    targets = read_targets(sub, bases)
+    for raw in targets.files:
+        if raw in _HARMLESS_DEVICES:
+            continue
+        for base in bases:
+            found = shell_paths_for_check(raw, base)
+            if found is None:
+                return _process_path_ask(raw)
+            if inside_working_dirs(found, facts.working_dirs) or _first_path_rule(facts, "allow", "Read", found) is not None:
+                continue
+            return Decision.ask(f"`{sub}` may read {found[0]}, which is outside the working directories.",
+                                DecisionReason("tool", "path outside working directories"))
+    return None
 
 
 def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
