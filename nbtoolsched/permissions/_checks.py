@@ -360,8 +360,7 @@ def _subcommand_check(
         rule = next((r for r in rules[behavior] if shell_rule_matches(r, denyish)), None)
         if rule is not None:
             return _decide(rule, f"running `{sub}`")
-    constraint = (_path_constraints(facts, denyish[-1]) or _reads_outside(facts, denyish[-1], bases)
-                  or _read_exposure(facts, denyish[-1], bases))
+    constraint = _path_constraints(facts, denyish[-1]) or _read_exposure(facts, denyish[-1], bases)
     if constraint is not None:
         return constraint
     rule = next((r for r in rules["allow"] if shell_rule_matches(r, allow_candidates(sub), is_compound=lambda c: _compound(facts, c))), None)
@@ -370,11 +369,7 @@ def _subcommand_check(
     if facts.mode == "acceptEdits" and first_word(denyish[-1]) in ACCEPT_EDITS_COMMANDS:
         return Decision.allow(None, DecisionReason("mode", f"acceptEdits allows `{first_word(denyish[-1])}` inside the working directories"))
     if _read_only(facts, sub, field_name):
-        unknown = read_targets(denyish[-1], bases).unknown if bases is not None else None
-        if unknown:  # read-only, but where it reads cannot be checked against the working dirs
-            return Decision.ask(f"`{sub}` {unknown}, so the files it reads cannot be checked against the working directories.",
-                                DecisionReason("tool", "reads files that cannot be told"))
-        return Decision.allow(None, DecisionReason("tool", "read-only command"))
+        return _reads_outside(facts, denyish[-1], bases) or Decision.allow(None, DecisionReason("tool", "read-only command"))
     return Decision.passthrough(f"No rule allows `{sub}`.")
 
 
@@ -558,14 +553,18 @@ _HARMLESS_DEVICES = frozenset({"/dev/null"})
 
 
 def _reads_outside(facts: CallFacts, sub: str, bases: list[str] | None) -> Decision | None:
-    """Any command that names a file outside the working directories asks (unless a Read
-    allow rule covers it), not only the well-known commands ``_path_constraints`` reads:
-    ``diff --to-file=../x f``, ``comm f /x``, ``jq . ../x``, ``git diff --no-index f /x``.
-    (Claude Code checks the paths of a fixed list of commands.) Folders a command descends
-    into and what a command reads without naming it are ``_read_exposure``'s part."""
+    """A read-only command is allowed without asking only if every file it names is inside
+    the working directories (or under a Read allow rule) and what it reads can be told from
+    its words: not only the well-known commands ``_path_constraints`` reads, but
+    ``diff --to-file=../x f``, ``comm f /x``, ``jq . ../x``, ``git diff --no-index f /x``,
+    ``wc --files0-from=list``. (Claude Code checks the paths of a fixed list of commands.)
+    A command an allow rule names is the rule's business, as in Claude Code."""
     if bases is None:
         return None  # after a cd the shell decides: _read_exposure and the structure checks judge it
     targets = read_targets(sub, bases)
+    if targets.unknown:
+        return Decision.ask(f"`{sub}` {targets.unknown}, so the files it reads cannot be checked against the working directories.",
+                            DecisionReason("tool", "reads files that cannot be told"))
     for raw in targets.files:
         if raw in _HARMLESS_DEVICES:
             continue

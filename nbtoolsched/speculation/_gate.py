@@ -201,11 +201,14 @@ class SpeculationGate:
         # (a Glob pattern's `..`) climbs from the real folder, not from the one judged
         # above (`up/up/c` with `up -> .` and `../../../x/*` lists two levels above cwd):
         # judge the input that will run as well.
-        parsed = request.parsed
-        moved = parsed.model_copy(update={key: target}) if hasattr(parsed, "model_copy") else {**parsed, key: target}
-        stopped = self._acts_outside(request.tool, moved)
-        if stopped is not None:
-            return stopped
+        # (A file already written in this run is read from its overlay copy, which is inside
+        # the run's own tree by construction: nothing is added to that path.)
+        if not target.startswith(self.overlay.tree + os.sep):
+            parsed = request.parsed
+            moved = parsed.model_copy(update={key: target}) if hasattr(parsed, "model_copy") else {**parsed, key: target}
+            stopped = self._acts_outside(request.tool, moved)
+            if stopped is not None:
+                return stopped
         return await self._consult(request, {**request.input, key: target}, for_write=False)
 
     def _acts_outside(self, tool: Tool, parsed: Any) -> Decision | None:

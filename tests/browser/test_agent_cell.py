@@ -78,10 +78,13 @@ def _drive(page, expect, url: str, root: Path) -> None:
     expect(asking).to_contain_text("awaiting approval")
     assert not (root / "notes.txt").exists()
     asking.locator("button.nts-allow").click()
-    expect(view.locator('.nts-row[data-state="completed"]')).to_have_count(1)
-    final = view.locator(".nts-agent-text").nth(1)
+    # When the cell is over, its live view is replaced by the true record: static HTML of
+    # what the agent said (Markdown) and did, which a saved notebook shows without a kernel.
+    record = cells.nth(1).locator(".nts-agent-record")
+    expect(record.locator('.nts-row[data-state="completed"]')).to_have_count(1)
+    final = record.locator(".nts-md").nth(1)
     expect(final).to_contain_text("Done: notes.txt now says hello.")
     expect(final.locator("code")).to_have_text("notes.txt")
-    expect(view.locator(".nts-agent-status")).to_have_text("finished")
-    expect(view.locator("button.nts-agent-stop")).to_be_hidden()
+    expect(record.locator(".nts-agent-status")).to_have_text("finished")
+    expect(cells.nth(1).locator(".nts-agent button.nts-agent-stop")).to_have_count(0)  # no live widget left
     assert (root / "notes.txt").read_text() == "hello\n"

@@ -152,11 +152,19 @@ def test_an_interrupted_await_is_one_short_line(kernel):
     variant, manager, client, work = kernel
     assert execute(client, "%%toolcall --name r_int\n- touch: {name: never-int.txt}\n")["error"] is None
     poll_json(client, "import json; print(json.dumps(bool(r_int.panel.pending())))", bool)
-    msg_id = client.execute("await r_int")
-    time.sleep(1.0)
-    manager.interrupt_kernel()
+    msg_id = client.execute("print('awaiting', flush=True)\nawait r_int")
     stderr, error = "", None
     deadline = time.monotonic() + 30
+    while True:  # interrupt only once the cell is really awaiting (a fixed sleep races a busy machine)
+        assert time.monotonic() < deadline, "the await cell never started"
+        try:
+            msg = client.get_iopub_msg(timeout=2)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream" and "awaiting" in msg["content"]["text"]:
+            break
+    time.sleep(0.2)
+    manager.interrupt_kernel()
     while True:
         assert time.monotonic() < deadline, "the interrupted cell did not end"
         try:

@@ -173,3 +173,14 @@ async def test_an_undo_that_fails_is_reported_by_name(builtin_sched, space, monk
     assert caught.value.applied == ["src/app.py"]
     assert "could not be undone: src/app.py" in str(caught.value)
     assert (project / "src" / "app.py").read_text().endswith("return 2\n") and leftovers(project) == []
+
+
+async def test_reading_a_file_the_run_already_changed_goes_on_and_sees_the_change(builtin_sched, space):
+    """A Read after an Edit reads the overlay copy; that copy is the run's own, not a path
+    outside cwd (the real Read tool names its path, and the gate judges the rewritten input)."""
+    app = str(space["project"] / "src" / "app.py")
+    spec = await edit_app(builtin_sched, space, [use("Read", file_path=app)], [use("Glob", pattern="src/*.py")])
+    reads = [b for m in spec.transcript for b in (m.get("content") if isinstance(m.get("content"), list) else [])
+             if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert "return 2" in str(reads[2]["content"]) and "app.py" in str(reads[3]["content"])
+    assert (space["project"] / "src" / "app.py").read_text() == ORIGINAL  # nothing lands before accept
