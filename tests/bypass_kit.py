@@ -4,9 +4,11 @@ scheduler over the real built-in tools."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 import nbtoolsched as nts
 from nbtoolsched.models import tool_use
@@ -47,3 +49,33 @@ def scheduler(project: Path, refuser: Refuser, hooks: nts.Hooks | None = None, *
 async def run_one(sched: nts.Scheduler, name: str, **input: Any) -> nts.ToolResultBlock:
     (result,) = await sched.run([tool_use(name, id=f"toolu_{next(_ids)}", **input)])
     return result
+
+
+class LoopLag:
+    """The longest time the event loop went without running a 50 ms ticker (``longest``)."""
+
+    longest = 0.0
+
+
+@contextlib.asynccontextmanager
+async def loop_lag() -> AsyncIterator[LoopLag]:
+    """Measure how long the event loop is blocked while the body runs (a hostile input must
+    never hold the loop: other calls and the notebook's UI share it)."""
+    loop = asyncio.get_running_loop()
+    lag, done = LoopLag(), asyncio.Event()
+
+    async def ticker() -> None:
+        last = loop.time()
+        while not done.is_set():
+            await asyncio.sleep(0.05)
+            now = loop.time()
+            lag.longest = max(lag.longest, now - last)
+            last = now
+
+    watch = asyncio.ensure_future(ticker())
+    await asyncio.sleep(0)
+    try:
+        yield lag
+    finally:
+        done.set()
+        await watch

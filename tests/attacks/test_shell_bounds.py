@@ -3,7 +3,7 @@ the permission step): its cost must stay linear in the command's length."""
 
 from __future__ import annotations
 
-import asyncio
+from tests.bypass_kit import loop_lag
 
 from .conftest import Refuser, run_one, scheduler
 
@@ -16,24 +16,7 @@ async def test_many_heredocs_do_not_stall_the_event_loop(project):
     command = "".join(f"cat <<E{i}\nx\nE{i}\n" for i in range(8_000))
     refuser = Refuser()
     sched = scheduler(project, refuser)
-    loop = asyncio.get_running_loop()
-    longest = 0.0
-    done = asyncio.Event()
-
-    async def ticker() -> None:
-        nonlocal longest
-        last = loop.time()
-        while not done.is_set():
-            await asyncio.sleep(0.05)
-            now = loop.time()
-            longest = max(longest, now - last)
-            last = now
-
-    watch = asyncio.ensure_future(ticker())
-    await asyncio.sleep(0)
-    try:
+    async with loop_lag() as lag:
         await run_one(sched, "Bash", command=command, timeout=5000)
-    finally:
-        done.set()
-        await watch
+    longest = lag.longest
     assert longest < 3.0, f"the event loop was blocked for {longest:.1f} s by one command's analysis"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import http.server
 import threading
 from typing import Iterator
 
 import pytest
+
+from tests.bypass_kit import loop_lag
 
 from .conftest import Refuser, run_one, scheduler
 
@@ -77,24 +78,8 @@ async def test_a_hostile_page_does_not_stall_the_event_loop(project, name):
     for port in _serve(HOSTILE_PAGES[name], "text/html", served):
         refuser = Refuser()
         sched = scheduler(project, refuser, allow=["WebFetch(domain:127.0.0.1)"])
-        loop = asyncio.get_running_loop()
-        longest = 0.0
-        done = asyncio.Event()
-
-        async def ticker() -> None:
-            nonlocal longest
-            last = loop.time()
-            while not done.is_set():
-                await asyncio.sleep(0.05)
-                now = loop.time()
-                longest = max(longest, now - last)
-                last = now
-
-        watch = asyncio.ensure_future(ticker())
-        try:
+        async with loop_lag() as lag:
             result = await run_one(sched, "WebFetch", url=f"http://127.0.0.1:{port}/", prompt="summarise")
-        finally:
-            done.set()
-            await watch
+        longest = lag.longest
         assert served, f"the page was never fetched: {result.text[:300]}"
         assert longest < 3.0, f"the event loop was blocked for {longest:.1f} s by one page"

@@ -115,7 +115,12 @@ def running_kernel(python: str, cwd: Path, env: dict[str, str] | None = None) ->
 
 def execute(client: Any, code: str, timeout: float = 60) -> dict[str, Any]:
     """Run a cell; its stdout, stderr, result text, error and reply status."""
-    msg_id = client.execute(code)
+    return collect(client, client.execute(code), timeout, code)
+
+
+def collect(client: Any, msg_id: str, timeout: float = 60, code: str = "") -> dict[str, Any]:
+    """What the cell ``msg_id`` printed until it went idle: stdout, stderr, result text,
+    error and reply status."""
     out: dict[str, Any] = {"stdout": "", "stderr": "", "result": "", "error": None, "status": None}
     deadline = time.monotonic() + timeout
     while True:

@@ -17,6 +17,7 @@ from .conftest import TOUCH_TOOL
 from .kernels import (
     VARIANTS,
     click,
+    collect,
     create_subshell,
     execute,
     kernel_python,
@@ -153,7 +154,6 @@ def test_an_interrupted_await_is_one_short_line(kernel):
     assert execute(client, "%%toolcall --name r_int\n- touch: {name: never-int.txt}\n")["error"] is None
     poll_json(client, "import json; print(json.dumps(bool(r_int.panel.pending())))", bool)
     msg_id = client.execute("print('awaiting', flush=True)\nawait r_int")
-    stderr, error = "", None
     deadline = time.monotonic() + 30
     while True:  # interrupt only once the cell is really awaiting (a fixed sleep races a busy machine)
         assert time.monotonic() < deadline, "the await cell never started"
@@ -165,22 +165,9 @@ def test_an_interrupted_await_is_one_short_line(kernel):
             break
     time.sleep(0.2)
     manager.interrupt_kernel()
-    while True:
-        assert time.monotonic() < deadline, "the interrupted cell did not end"
-        try:
-            msg = client.get_iopub_msg(timeout=2)
-        except queue.Empty:
-            continue
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stderr":
-            stderr += msg["content"]["text"]
-        elif msg["msg_type"] == "error":
-            error = msg["content"]
-        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    text = stderr + json.dumps(error or {})
-    assert "Interrupted: toolcall r_int was stopped" in text and "CancelledError" not in text, (stderr, error)
+    out = collect(client, msg_id, 30, "await r_int (interrupted)")
+    text = out["stderr"] + json.dumps(out["error"] or {})
+    assert "Interrupted: toolcall r_int was stopped" in text and "CancelledError" not in text, out
     done = execute(client, "print(r_int.done(), r_int.outcomes[0].status)", timeout=30)
     assert done["stdout"].strip() == "True cancelled", done
 
@@ -227,21 +214,6 @@ def test_interrupting_a_wait_cell_stops_the_run_and_says_so_in_one_line(kernel):
         assert time.monotonic() < deadline, "the command never started"
         time.sleep(0.1)
     manager.interrupt_kernel()
-    stderr, error = "", None
-    deadline = time.monotonic() + 30
-    while True:
-        assert time.monotonic() < deadline, "the interrupted --wait cell did not end"
-        try:
-            msg = client.get_iopub_msg(timeout=2)
-        except queue.Empty:
-            continue
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        if msg["msg_type"] == "stream" and msg["content"]["name"] == "stderr":
-            stderr += msg["content"]["text"]
-        elif msg["msg_type"] == "error":
-            error = msg["content"]
-        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
-            break
-    assert "interrupted: toolcall w_int was stopped" in stderr and error is None, (stderr, error)
+    out = collect(client, msg_id, 30, "the interrupted --wait cell")
+    assert "interrupted: toolcall w_int was stopped" in out["stderr"] and out["error"] is None, out
     assert execute(client, "print(w_int.outcomes[0].status)")["stdout"].strip() == "cancelled"
