@@ -32,6 +32,8 @@ from nbtoolsched.tools._bash import BashInput, BashResult, BashTool, command_env
 from nbtoolsched.tools._bash_output import ProgressThrottle, StreamCapture
 from nbtoolsched.tools._sleep import SleepTool
 
+from tests.processes import sleeping
+
 REAP_PATIENCE = 15.0  # orphans are reaped by init, which may take a moment on a busy machine
 
 
@@ -388,22 +390,6 @@ async def test_a_32_mb_line_keeps_its_head_and_tail_in_little_memory(tmp_path: P
 
 
 # -- nothing outlives its call ------------------------------------------------------------------
-
-
-def sleeping(tag: str) -> list[int]:
-    """Live ``sleep <tag>`` processes (zombies waiting for a reaper do not count)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if argv[:2] == [b"sleep", tag.encode()] and state != "Z":
-            found.append(int(entry))
-    return found
 
 
 @pytest.fixture

@@ -23,27 +23,13 @@ from nbtoolsched._registry import ToolRegistry
 from nbtoolsched.tools import _bash_processes as bash_processes
 from nbtoolsched.tools._bash import BashTool
 
+from tests.processes import sleeping
+
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the process tracking reads /proc")
 
 
 def use(command: str) -> dict:
     return {"type": "tool_use", "id": "toolu_procs", "name": "Bash", "input": {"command": command}}
-
-
-def sleeping(tag: str) -> list[int]:
-    """Live ``sleep <tag>`` processes (zombies do not count)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if argv[:2] == [b"sleep", tag.encode()] and state != "Z":
-            found.append(int(entry))
-    return found
 
 
 @pytest.fixture
