@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_jupyterlab import CHROMIUM, WAIT, _run_cell, _start_lab, _stop, browser_available  # noqa: F401  (autouse fixture)
+from .test_jupyterlab import WAIT, _run_cell, browser_available, lab_page  # noqa: F401  (autouse fixture)
 
 pytestmark = [pytest.mark.timeout(400), pytest.mark.slow]
 
@@ -32,34 +32,14 @@ def _notebook(path: Path) -> None:
 
 
 def test_an_agent_cell_with_an_approval_in_jupyterlab(tmp_path):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=WAIT)
     root = tmp_path / "root"
     root.mkdir()
     _notebook(root / "agent.ipynb")
-    proc, url, log = _start_lab(root, "perCommTarget")
-    try:
-        with sync_playwright() as pw:
-            context = pw.chromium.launch_persistent_context(
-                str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True,
-                viewport={"width": 1400, "height": 1000},
-                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-            )
-            page = context.pages[0] if context.pages else context.new_page()
-            try:
-                page.set_default_timeout(WAIT)
-                _drive(page, expect, url, root)
-            except Exception:
-                page.screenshot(path=str(tmp_path / "failure.png"))
-                raise
-            finally:
-                context.close()
-    except Exception as err:
-        raise AssertionError(f"{err}\n--- jupyter lab log (tail) ---\n{log.read_text()[-2000:]}") from err
-    finally:
-        _stop(proc)
+    with lab_page(tmp_path, root, "perCommTarget", viewport=(1400, 1000)) as (page, url):
+        _drive(page, expect, url, root)
 
 
 def _drive(page, expect, url: str, root: Path) -> None:

@@ -24,8 +24,9 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -184,6 +185,37 @@ def _wait_for_server(proc: subprocess.Popen[bytes], url: str, log: Path) -> None
     raise AssertionError(f"jupyter lab did not start within 120 s:\n{log.read_text()[-3000:]}")
 
 
+@contextmanager
+def lab_page(tmp_path: Path, root: Path, comms: str, theme: str = "light", app: str = "lab",
+             viewport: tuple[int, int] = (1280, 1100)) -> Iterator[tuple[Any, str]]:
+    """A Jupyter server on ``root`` and a page in a fresh headless Chromium profile; a
+    failure leaves a screenshot in ``tmp_path`` and carries the server log's tail."""
+    from playwright.sync_api import sync_playwright
+
+    proc, url, log = _start_lab(root, comms, theme, app)
+    try:
+        with sync_playwright() as pw:
+            context = pw.chromium.launch_persistent_context(
+                str(tmp_path / "chromium-profile"),  # a fresh --user-data-dir
+                executable_path=CHROMIUM, headless=True, viewport={"width": viewport[0], "height": viewport[1]},
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+            )
+            page = context.pages[0] if context.pages else context.new_page()
+            try:
+                page.set_default_timeout(WAIT)
+                yield page, url
+            except Exception:
+                page.screenshot(path=str(tmp_path / "failure.png"))
+                raise
+            finally:
+                context.close()
+    except Exception as err:
+        raise AssertionError(f"{err}\n--- jupyter log (tail) ---\n{log.read_text()[-2000:]}") from err
+    finally:
+        _stop(proc)
+
+
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.poll() is None:
         os.killpg(proc.pid, 15)
@@ -201,35 +233,15 @@ CONFIGS = [("lab", "light", "perCommTarget"), ("lab", "dark", "disabled"),
 
 @pytest.mark.parametrize(("app", "theme", "comms"), CONFIGS, ids=["-".join(c) for c in CONFIGS])
 def test_a_panel_a_person_can_trust(tmp_path, app, theme, comms):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     expect.set_options(timeout=WAIT)
     root = tmp_path / "root"
     root.mkdir()
     _notebook(root / "demo.ipynb")
-    proc, url, log = _start_lab(root, comms, theme, app)
     shots = _Shots(f"{app}-{theme}-{comms}", first=(app, theme, comms) == CONFIGS[0])
-    try:
-        with sync_playwright() as pw:
-            context = pw.chromium.launch_persistent_context(
-                str(tmp_path / "chromium-profile"),  # a fresh --user-data-dir
-                executable_path=CHROMIUM, headless=True, viewport={"width": 1280, "height": 1100},
-                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-            )
-            page = context.pages[0] if context.pages else context.new_page()
-            try:
-                page.set_default_timeout(WAIT)
-                _drive(page, expect, url, root, app, theme, comms, shots)
-            except Exception:
-                page.screenshot(path=str(tmp_path / "failure.png"))
-                raise
-            finally:
-                context.close()
-    except Exception as err:
-        raise AssertionError(f"{err}\n--- jupyter log (tail) ---\n{log.read_text()[-2000:]}") from err
-    finally:
-        _stop(proc)
+    with lab_page(tmp_path, root, comms, theme, app, viewport=(1280, 1100)) as (page, url):
+        _drive(page, expect, url, root, app, theme, comms, shots)
 
 
 class _Shots:
