@@ -269,11 +269,9 @@ class AgentView(widgets.VBox):
     def render(self) -> None:
         if self._closed:
             return
-        if not self.live() and self.record.final is None:
-            self._render_live()
-            self.record.finish(self.record_html(), self.text())
-            return
         self._render_live()
+        if not self.live() and self.record.final is None:
+            self.record.finish(self.record_html(), self.text())
 
     def _ipython_display_(self) -> None:
         self.record.show()
@@ -285,9 +283,7 @@ class AgentView(widgets.VBox):
             if isinstance(segment, _Text):
                 parts.append(markdown_html(segment.text, muted=segment.dropped))
             elif isinstance(segment, _Tools):
-                if segment.widget is None:
-                    segment.widget = self._make_widget(segment)
-                parts.append(segment.widget.record_html())
+                parts.append(self._panel(segment).record_html())
             else:
                 parts.append(_notice_html(segment))
         return (f'<div class="nts-record nts-agent-record" style="border:1px solid var(--jp-border-color2, #d0d7de);padding:4px">'
@@ -311,6 +307,12 @@ class AgentView(widgets.VBox):
             self.stop_button.disabled = not self.live()
             self.stop_button.layout.display = "" if self.live() else "none"
         self.footer.value = self._footer_html()
+
+    def _panel(self, segment: _Tools) -> RunPanel:
+        """A turn's tool panel, made on first need (off the tools' path)."""
+        if segment.widget is None:
+            segment.widget = self._make_widget(segment)
+        return segment.widget
 
     def _make_widget(self, segment: Any) -> Any:
         if isinstance(segment, _Text):
@@ -359,9 +361,7 @@ class AgentView(widgets.VBox):
                 mark = "  [dropped] " if segment.dropped else "  "
                 lines += [mark + line for line in segment.text.splitlines() or [""]]
             elif isinstance(segment, _Tools):
-                if segment.widget is None:  # not rendered yet: made here, off the tools' path
-                    segment.widget = self._make_widget(segment)
-                lines += ["  " + line for line in segment.widget.text().splitlines()]
+                lines += ["  " + line for line in self._panel(segment).text().splitlines()]
             else:
                 lines.append(f"  ! {segment.text}")
         if self.failure:

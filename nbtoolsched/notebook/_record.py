@@ -93,5 +93,7 @@ _ANNOUNCE_AGAIN: list[Record] = []
 
 def announce_finished_records() -> None:
     """Send again the records finished since the last cell ended (``post_run_cell``)."""
-    while _ANNOUNCE_AGAIN:
-        _ANNOUNCE_AGAIN.pop(0)._send()
+    pending = list(_ANNOUNCE_AGAIN)
+    _ANNOUNCE_AGAIN.clear()
+    for record in pending:
+        record._send()

@@ -572,10 +572,9 @@ def _reads_outside(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
             found = shell_paths_for_check(raw, base)
             if found is None:
                 return _process_path_ask(raw)
-            if inside_working_dirs(found, facts.working_dirs) or _first_path_rule(facts, "allow", "Read", found) is not None:
-                continue
-            return Decision.ask(f"`{sub}` may read {found[0]}, which is outside the working directories.",
-                                DecisionReason("tool", "path outside working directories"))
+            outside = _outside_working_dirs(facts, "Read", found, f"`{sub}` may read")
+            if outside is not None:
+                return outside
     return None
 
 
@@ -614,11 +613,16 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
         rule = _first_path_rule(facts, "deny", family, paths)
         if rule is not None:
             return _decide(rule, f"`{sub}` touching {paths[0]}")
-        if not inside_working_dirs(paths, facts.working_dirs) and _first_path_rule(facts, "allow", family, paths) is None:
-            verb = "reads" if family == "Read" else "changes"
-            return Decision.ask(
-                f"`{sub}` {verb} {paths[0]}, which is outside the working directories.",
-                DecisionReason("tool", "path outside working directories"),
-            )
+        outside = _outside_working_dirs(facts, family, paths, f"`{sub}` {'reads' if family == 'Read' else 'changes'}")
+        if outside is not None:
+            return outside
     return None
+
+
+def _outside_working_dirs(facts: CallFacts, family: str, paths: list[str], doing: str) -> Decision | None:
+    """An ask when ``paths`` leave the working directories and no ``family`` allow rule covers them."""
+    if inside_working_dirs(paths, facts.working_dirs) or _first_path_rule(facts, "allow", family, paths) is not None:
+        return None
+    return Decision.ask(f"{doing} {paths[0]}, which is outside the working directories.",
+                        DecisionReason("tool", "path outside working directories"))
 

@@ -166,8 +166,7 @@ class StreamingToolExecutor:
         # Batches still in play, by number (a finished one is dropped: a long run of calls
         # that each run alone keeps no object per call for the garbage collector to walk).
         self._open_batches: dict[int, _Batch] = {}
-        self._last_batch: _Batch | None = None
-        self._batch_count = 0
+        self._last_batch: _Batch | None = None  # its number is how many batches there are
         self._halt_after: int | None = None  # a deferral: batches after this one never start
         # Bookkeeping that keeps every step O(cap), not O(calls): the running calls, and
         # where in ``tools`` the first possibly-queued and first not-yet-yielded calls are.
@@ -304,8 +303,8 @@ class StreamingToolExecutor:
             return last
         if last is not None:
             self._seal(last)
-        self._batch_count += 1
-        batch = self._last_batch = self._open_batches[self._batch_count] = _Batch(self._batch_count, safe)
+        number = last.number + 1 if last is not None else 1
+        batch = self._last_batch = self._open_batches[number] = _Batch(number, safe)
         return batch
 
     def finish_input(self) -> None:
