@@ -436,9 +436,13 @@ def _check_nbconvert(root: Path, comms: str, page, shots: _Shots) -> None:
 
 
 def _kernels(url: str) -> list[dict]:
+    """The server's kernels; none while it answers with an error (it can, for a moment,
+    while a kernel starts: the callers poll)."""
     import httpx
 
-    return httpx.get(f"{url}/api/kernels", timeout=10).json()
+    answer = httpx.get(f"{url}/api/kernels", timeout=10)
+    found = answer.json() if answer.status_code == 200 else []
+    return [k for k in found if isinstance(k, dict)] if isinstance(found, list) else []
 
 
 def _shutdown_kernels(url: str) -> None:
