@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 import nbtoolsched as nts
 
 N = 10_000
-REPEATS = 5
+REPEATS = 7
 
 # A settings file of the kind teams commit: 50 rules over shell, files, web and MCP tools.
 SETTINGS = {

@@ -6,7 +6,7 @@ names the class as a string, for JSON lines and quick filters. One reducer,
 ``CallState.apply``, turns one call's events into what a panel row or a timeline shows.
 
 Events are cheap, slotted dataclasses, built only when someone listens (emitters check
-``if events:`` on the ``RunEvents`` fan-out first).
+``events.listening`` on the ``RunEvents`` fan-out first).
 """
 
 from __future__ import annotations
@@ -316,20 +316,23 @@ Listener = Callable[[Any], None]
 class RunEvents:
     """Fan-out of events to whoever listens (a Trace, a panel, a stream), with the run's clock."""
 
-    __slots__ = ("_listeners", "clock")
+    __slots__ = ("_listeners", "clock", "listening")
 
     def __init__(self, listeners: Iterable[Listener] = (), clock: Callable[[], float] | None = None) -> None:
         # A tuple, replaced on (un)subscribe: an emit iterates it without copying, and a
         # listener that subscribes or leaves during an emit changes only later emits.
         self._listeners: tuple[Listener, ...] = tuple(listeners)
         self.clock = clock if clock is not None else time.monotonic
+        # Whether anyone listens: a plain attribute, because emitters test it several times
+        # per call and a ``__bool__`` call would cost more than the test is worth.
+        self.listening = bool(self._listeners)
 
     @property
     def listeners(self) -> list[Listener]:
         return list(self._listeners)
 
     def __bool__(self) -> bool:
-        return bool(self._listeners)
+        return self.listening
 
     def emit(self, event: Any) -> None:
         for listener in self._listeners:
@@ -340,12 +343,14 @@ class RunEvents:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners = (*self._listeners, listener)
+        self.listening = True
 
         def unsubscribe() -> None:
             if listener in self._listeners:
                 kept = list(self._listeners)
                 kept.remove(listener)
                 self._listeners = tuple(kept)
+                self.listening = bool(kept)
 
         return unsubscribe
 

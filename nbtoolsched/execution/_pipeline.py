@@ -188,7 +188,7 @@ class CallPipeline:
             return outcome
         if decision.feedback:
             attachments.append(TextBlock(f"The user approved this call and said: {decision.feedback}"))
-        outcome = await self._call(call, call_input, final, ctx)
+        outcome = await self._call(call, call_input, final, ctx, hooks)
         if attachments:
             outcome.attachments = [*attachments, *outcome.attachments]
         if notices:
@@ -248,7 +248,9 @@ class CallPipeline:
             call.tool_use_id, call.name, error_result(call.tool_use_id, message), "denied", attachments, None, prevent, stop
         )
 
-    async def _call(self, call: PreparedCall, call_input: Any, observable: dict[str, Any], ctx: ToolContext) -> CallOutcome:
+    async def _call(
+        self, call: PreparedCall, call_input: Any, observable: dict[str, Any], ctx: ToolContext, hooks: HookRunner | None
+    ) -> CallOutcome:
         tool = call.tool
         assert tool is not None
         try:
@@ -271,7 +273,6 @@ class CallPipeline:
 
         output = raw if isinstance(raw, ToolOutput) else ToolOutput(raw)
         post: PostToolUseOutcome | None = None
-        hooks = self.hooks if self.hooks else None
         if hooks is not None and tool.is_mcp:
             post = await hooks.post_tool_use(self._event("PostToolUse", call, observable, ctx, response=output.data))
             if post.updated_output is not None:

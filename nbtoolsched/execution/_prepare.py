@@ -91,6 +91,7 @@ def prepare_call(
     *,
     seen_ids: set[str] | None = None,
     discovered: set[str] | None = None,
+    tools: "ToolsByName | None" = None,
 ) -> PreparedCall:
     if isinstance(block, Block):
         block = block.to_dict()
@@ -112,7 +113,7 @@ def prepare_call(
         return PreparedCall(
             index, tool_use_id, name, {}, error=wrap_error(f"InputValidationError: {name} got {what}; input must be an object")
         )
-    tool = registry.get(name)
+    tool = registry.get(name) if tools is None else tools[name]
     if tool is None:
         return PreparedCall(index, tool_use_id, name, raw, error=no_such_tool(name))
     try:
@@ -127,7 +128,21 @@ def prepare_call(
 
 def prepare_calls(blocks: Iterable[Any], registry: ToolRegistry, *, discovered: set[str] | None = None) -> list[PreparedCall]:
     seen: set[str] = set()
-    return [prepare_call(i, b, registry, seen_ids=seen, discovered=discovered) for i, b in enumerate(blocks)]
+    tools = ToolsByName(registry)
+    return [prepare_call(i, b, registry, seen_ids=seen, discovered=discovered, tools=tools) for i, b in enumerate(blocks)]
+
+
+class ToolsByName(dict[str, "Tool | None"]):
+    """The registry's answer for each name, asked once per batch: a batch is prepared
+    in one go, with no await in between, so the registry cannot change meanwhile."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        super().__init__()
+        self.registry = registry
+
+    def __missing__(self, name: str) -> "Tool | None":
+        found = self[name] = self.registry.get(name)
+        return found
 
 
 def _bad(index: int, problem: str, tool_use_id: str | None = None) -> PreparedCall:

@@ -1,24 +1,16 @@
-"""Running one prepared call with its events, and the rules every path shares."""
+"""The rules every path shares for one call: when it stops, how its modifier applies,
+and how a wait for a person is announced."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from .._events import ApprovalAnswered, ApprovalAsked, CallStarted
-from ._pipeline import CallOutcome, CallPipeline
+from .._events import ApprovalAnswered, ApprovalAsked, RunEvents
+from ._pipeline import CallOutcome
 from ._prepare import PreparedCall
 from ..tool._context import ToolContext
-from .._events import RunEvents
 
-__all__ = ["apply_modifier", "execute_call", "should_cancel", "traced_approver"]
-
-
-async def execute_call(pipeline: CallPipeline, call: PreparedCall, ctx: ToolContext, events: RunEvents, batch: int) -> CallOutcome:
-    """The pipeline for one call, announcing its start and any wait for a person."""
-    if events:
-        events.emit(CallStarted(call.tool_use_id, call.name, batch, events.clock()))
-    approver = traced_approver(pipeline.approver, call, events, batch) if events and pipeline.approver else None
-    return await pipeline.run(call, ctx, approver)
+__all__ = ["apply_modifier", "should_cancel", "traced_approver"]
 
 
 def should_cancel(call: PreparedCall, reason: str) -> bool:
@@ -37,30 +29,34 @@ def apply_modifier(context: ToolContext, outcome: CallOutcome) -> ToolContext:
     return updated if isinstance(updated, ToolContext) else context
 
 
-def traced_approver(approver: Any, call: PreparedCall, events: RunEvents, batch: int) -> Any:
-    """The approver, wrapped so a run shows when a call waits for a person and what they said."""
-    return _TracedApprover(approver, call, events, batch)
+def traced_approver(approver: Any, events: RunEvents, batch_of: Callable[[str], int]) -> Any:
+    """The run's approver, wrapped so listeners see when a call waits for a person and
+    what they said (``batch_of`` names the batch of a ``tool_use_id``)."""
+    return _TracedApprover(approver, events, batch_of)
 
 
 class _TracedApprover:
-    """One small object per call (a closure would cost several), made before we know
-    whether the call will ask at all."""
+    """One per run, not one per call: most calls never ask, and the request names its call."""
 
-    __slots__ = ("__wrapped__", "call", "events", "batch")
+    __slots__ = ("__wrapped__", "events", "batch_of")
 
-    def __init__(self, approver: Any, call: PreparedCall, events: RunEvents, batch: int) -> None:
+    def __init__(self, approver: Any, events: RunEvents, batch_of: Callable[[str], int]) -> None:
         self.__wrapped__ = approver  # who really holds the request (a broker)
-        self.call, self.events, self.batch = call, events, batch
+        self.events, self.batch_of = events, batch_of
 
-    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        call, events = self.call, self.events
-        events.emit(ApprovalAsked(call.tool_use_id, call.name, self.batch, events.clock()))
+    async def __call__(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        events = self.events
+        if not events.listening:
+            return await self.__wrapped__(request, *args, **kwargs)
+        tool_use_id, name = request.tool_use_id, request.tool_name
+        batch = self.batch_of(tool_use_id)
+        events.emit(ApprovalAsked(tool_use_id, name, batch, events.clock()))
         answer = None
         try:
-            answer = await self.__wrapped__(*args, **kwargs)
+            answer = await self.__wrapped__(request, *args, **kwargs)
             return answer
         finally:
-            events.emit(ApprovalAnswered(call.tool_use_id, call.name, self.batch, events.clock(), _describe(answer)))
+            events.emit(ApprovalAnswered(tool_use_id, name, batch, events.clock(), _describe(answer)))
 
 
 def _describe(answer: Any) -> str:

@@ -228,7 +228,9 @@ class Permissions:
     # -- the gate ------------------------------------------------------------------------------
     async def decide(self, request: PermissionRequest) -> Decision:
         mode = check_mode(request.mode) if request.mode else self._mode  # a run may override the mode
-        decision = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
+        decision = self._remembered(request.tool, request.hook_decision, mode)  # no await for the common case
+        if decision is None:
+            decision = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
         if decision.behavior == "allow":
             self.denials.record_allow()
             return decision
@@ -527,14 +529,19 @@ class Permissions:
         mode = mode or self._mode
         if hook is not None or steps is not None or not _input_free(tool):
             return await self._judge(tool, input, parsed, ctx, hook, mode, steps)
-        memo = self.rules.decisions
-        key = (id(tool), mode)
-        known = memo.get(key)
-        if known is not None and known[0] is tool:
-            return known[1]
+        known = self._remembered(tool, hook, mode)
+        if known is not None:
+            return known
         decision = await self._judge(tool, input, parsed, ctx, hook, mode, steps)
-        memo[key] = (tool, decision)
+        self.rules.decisions[(id(tool), mode)] = (tool, decision)
         return decision
+
+    def _remembered(self, tool: Tool, hook: Decision | None, mode: Mode) -> Decision | None:
+        """The decision ``_evaluate`` remembered for an input-free tool in this mode, if any."""
+        if hook is not None or not _input_free(tool):
+            return None
+        known = self.rules.decisions.get((id(tool), mode))
+        return known[1] if known is not None and known[0] is tool else None
 
     async def _judge(
         self,

@@ -43,12 +43,12 @@ from ..execution._pipeline import CallOutcome, CallPipeline, stopped_outcome
 from ..execution._prepare import PreparedCall, prepare_call
 from ..execution._pipeline import error_outcome
 from ..execution._results import error_result
-from .._events import CallQueued, ContextEvent, ProgressEvent, ResultEvent, RunFinished, RunStarted
+from .._events import CallQueued, CallStarted, ContextEvent, ProgressEvent, ResultEvent, RunFinished, RunStarted
 from .._messages import Block
 from .._registry import ToolRegistry
 from ..tool._abort import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortSignal
 from ..tool._context import ToolContext
-from ..execution._runner import apply_modifier, execute_call, should_cancel
+from ..execution._runner import apply_modifier, should_cancel, traced_approver
 from ._partition import type_name
 from .._events import RunEvents
 
@@ -94,6 +94,7 @@ def max_tool_use_concurrency(value: int | str | None = None) -> int:
 class TrackedTool:
     call: PreparedCall
     batch: int
+    safe: bool  # the call's, copied: the start rule asks several times per call
     status: ToolState = "queued"
     worker: asyncio.Task[None] | None = None  # the worker running it, once begun
     begun: bool = False  # a worker has started running it (cancelling it is safe)
@@ -103,10 +104,6 @@ class TrackedTool:
     finished: ResultEvent | None = None  # its ResultEvent, made once for listeners and the drain
     pending_progress: deque[ProgressEvent] | None = None  # made on the first progress event
     progress_dropped: int = 0  # progress not yet read that a full backlog pushed out
-
-    @property
-    def safe(self) -> bool:
-        return self.call.safe
 
 
 @dataclass(slots=True)
@@ -184,6 +181,7 @@ class StreamingToolExecutor:
         self._walking = False
         self._walk_again = False
         self._stop_watching = ctx.abort.on_abort(self._on_query_abort)
+        self._approver = traced_approver(pipeline.approver, self.events, self._batch_of) if pipeline.approver else None
 
     # -- lifetime ---------------------------------------------------------------------------
     async def __aenter__(self) -> "StreamingToolExecutor":
@@ -192,7 +190,7 @@ class StreamingToolExecutor:
         group = asyncio.TaskGroup()
         await group.__aenter__()
         self._group = group
-        if self.events:
+        if self.events.listening:
             self.events.emit(RunStarted(self.events.clock()))
         return self
 
@@ -216,7 +214,7 @@ class StreamingToolExecutor:
             self._closed = True
             self._stop_watching()
             self._answer_unanswered()
-            if self.events:
+            if self.events.listening:
                 counts: dict[str, int] = {}
                 for tracked in self.tools:
                     status = tracked.outcome.status if tracked.outcome is not None else "cancelled"
@@ -283,13 +281,13 @@ class StreamingToolExecutor:
             raise RuntimeError("no more blocks can be added: the executor was told its input is complete")
         call.index = len(self.tools)
         batch = self._batch_for(call.safe)
-        tracked = TrackedTool(call, batch.number)
+        tracked = TrackedTool(call, batch.number, call.safe)
         batch.calls.append(tracked)
         batch.unfinished += 1
         self._unfinished += 1
         self.tools.append(tracked)
         self._by_id.setdefault(call.tool_use_id, tracked)
-        if self.events:
+        if self.events.listening:
             self.events.emit(CallQueued(call.tool_use_id, call.name, batch.number, self.events.clock(), call.safe))
         if call.error is not None:
             self._complete(tracked, error_outcome(call))
@@ -415,10 +413,12 @@ class StreamingToolExecutor:
         tracked.worker, tracked.begun = task, True
         call = tracked.call
         assert tracked.abort is not None
-        ctx = self._context_for(tracked).for_call(call.tool_use_id, tracked.abort, self._on_progress)
+        ctx = self.context.for_call(call.tool_use_id, tracked.abort, self._on_progress)
         baseline = task.cancelling()
         try:
-            outcome = await execute_call(self.pipeline, call, ctx, self.events, tracked.batch)
+            if self.events.listening:
+                self.events.emit(CallStarted(call.tool_use_id, call.name, tracked.batch, self.events.clock()))
+            outcome = await self.pipeline.run(call, ctx, self._approver)
         except asyncio.CancelledError:
             # Ended by an abort (or the whole group stopping): answered here, in the one place.
             self._busy_workers -= 1
@@ -436,13 +436,14 @@ class StreamingToolExecutor:
         self._busy_workers -= 1  # free before the completion starts the next call: this worker takes it
         self._complete(tracked, outcome)
 
+    def _batch_of(self, tool_use_id: str) -> int:
+        tracked = self._by_id.get(tool_use_id)
+        return tracked.batch if tracked is not None else 0
+
     def _cancel(self, tracked: TrackedTool) -> None:
         if tracked.worker is not None and tracked.begun and not tracked.cancel_requested and tracked.status == "executing":
             tracked.cancel_requested = True
             tracked.worker.cancel()
-
-    def _context_for(self, tracked: TrackedTool) -> ToolContext:
-        return self.context
 
     def _complete(self, tracked: TrackedTool, outcome: CallOutcome, *, walk: bool = True) -> None:
         if tracked.status in ("completed", "yielded"):
@@ -459,13 +460,13 @@ class StreamingToolExecutor:
             self._settled.set()
         if self.keep_updates:
             self._ready.add(tracked.call.index)
-        if self.events or self.keep_updates:
+        if self.events.listening or self.keep_updates:
             finished = result_event(outcome, tracked.batch, self.events.clock())
             if self.keep_updates:  # only a drain reads it later; a batch run keeps no second copy
                 tracked.finished = finished
-            if self.events:
+            if self.events.listening:
                 self.events.emit(finished)
-        if self._is_shell_failure(tracked, outcome):
+        if outcome.result.is_error and self._is_shell_failure(tracked, outcome):
             self.errored_description = tracked.call.description
             self._stop_siblings(SIBLING_ERROR)
         if outcome.status == "deferred" and self.stop_after_deferred and not self.context.abort.aborted:
@@ -506,7 +507,7 @@ class StreamingToolExecutor:
     def _set_context(self, context: ToolContext, batch: _Batch) -> None:
         if context is not self.context:
             self.context = context
-            if self.events:
+            if self.events.listening:
                 self.events.emit(ContextEvent(context, batch.number, self.events.clock()))
 
     def _is_shell_failure(self, tracked: TrackedTool, outcome: CallOutcome) -> bool:
@@ -539,7 +540,7 @@ class StreamingToolExecutor:
         if tracked is None or tracked.status != "executing":
             return
         event = ProgressEvent(tool_use_id, tracked.call.name, data, self.events.clock(), tracked.batch)
-        if self.events:
+        if self.events.listening:
             self.events.emit(event)
         if not self.keep_updates:
             return

@@ -2,7 +2,7 @@
 
 Every run can record one. It feeds timelines drawn afterwards and replay (JSON lines on
 disk); live views listen to the events directly. With no listener attached, a run
-builds no event at all (emitters check ``if events:`` first).
+builds no event at all (emitters check ``events.listening`` first).
 """
 
 from __future__ import annotations
@@ -58,6 +58,9 @@ class Trace:
 
     def record(self, event: Any) -> None:
         cls = type(event)  # events are final classes: an exact type test is the cheap dispatch
+        if cls in _KEPT_AS_IS:  # most events: one row, no questions
+            self._rows.append(_PACKERS[cls](event))
+            return
         if cls is ProgressEvent:
             key = event.tool_use_id
             seen = self._progress_seen[key] = self._progress_seen.get(key, 0) + 1
@@ -150,20 +153,20 @@ _LISTS: dict[type[Any], frozenset[str]] = {
 
 def _packer(cls: type[Any]) -> Callable[[Any], tuple[Any, ...]]:
     """How one event class becomes a row: its code, then its fields (lists kept as tuples)."""
-    code, getter, single, lists = _CODES[cls], _GETTERS[cls], len(_FIELDS[cls]) == 1, bool(_LISTS[cls])
-
-    def pack(event: Any) -> tuple[Any, ...]:
-        values = getter(event)
-        if single:
-            values = (values,)
-        if lists:
+    code, getter, single = _CODES[cls], _GETTERS[cls], len(_FIELDS[cls]) == 1
+    if _LISTS[cls]:
+        def pack_lists(event: Any) -> tuple[Any, ...]:
+            values = (getter(event),) if single else getter(event)
             return (code, *[tuple(v) if type(v) is list else v for v in values])
-        return (code, *values)
-
-    return pack
+        return pack_lists
+    if single:
+        return lambda event: (code, getter(event))
+    return lambda event: (code, *getter(event))
 
 
 _PACKERS: dict[type[Any], Callable[[Any], tuple[Any, ...]]] = {cls: _packer(cls) for cls in _TYPES}
+# What ``Trace.record`` keeps exactly as it came (the rest are bounded or trimmed first).
+_KEPT_AS_IS = frozenset(_TYPES) - {ProgressEvent, ResultEvent, ContextEvent, ModelBlock}
 
 
 def _pack(event: Any) -> tuple[Any, ...]:

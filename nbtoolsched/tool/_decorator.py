@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Callable, Generic, ParamSpec, TypedDict, TypeVar, get_type_hints, overload
+from typing import Any, Callable, Coroutine, Generic, ParamSpec, TypedDict, TypeVar, get_type_hints, overload
 
 from typing_extensions import Unpack
 
@@ -72,13 +72,18 @@ class FunctionTool(Tool[BaseModel], Generic[P, R]):
     def is_destructive(self, input: BaseModel) -> bool:
         return self._destructive
 
-    async def call(self, input: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
+    def call(self, input: BaseModel, ctx: ToolContext) -> Coroutine[Any, Any, ToolOutput | Any]:
+        """The call to await: an async function's own coroutine (no wrapper around it, one
+        frame less per call), or a coroutine that runs a plain function."""
         kwargs = dict(input.__dict__)
         if self._ctx_param:
             kwargs[self._ctx_param] = ctx
         fn: Callable[..., Any] = self.fn  # called with the validated input, by keyword
         if self._is_async:
-            return await fn(**kwargs)
+            return fn(**kwargs)
+        return self._call_plain(fn, kwargs)
+
+    async def _call_plain(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         if self._run_in_thread:
             return await asyncio.to_thread(fn, **kwargs)
         return fn(**kwargs)
