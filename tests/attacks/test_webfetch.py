@@ -30,7 +30,7 @@ def _serve(body: bytes, content_type: str, served: list[str] | None = None) -> I
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)  # a quick shutdown()
     thread.start()
     try:
         yield server.server_address[1]
