@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from typing import Any, Callable, Mapping
-
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ...tool._base import ToolOutput
 from ._config import McpServerConfig, parse_mcp_config
 from ._tool import McpTool, content_blocks
+
+if TYPE_CHECKING:  # the SDK is imported when a server starts: `import nbtoolsched` stays quick without MCP
+    from mcp import ClientSession
 
 __all__ = ["McpServerConnection", "McpManager", "connect_mcp_servers", "DEFAULT_CALL_TIMEOUT", "DEFAULT_STARTUP_TIMEOUT"]
 
@@ -82,6 +82,9 @@ class McpServerConnection:
 
     async def _run(self) -> None:
         assert self._ready is not None
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
         params = StdioServerParameters(command=self.config.command, args=self.config.args, env=self.config.env, cwd=self.cwd)
         try:
             async with stdio_client(params, errlog=self._errlog) as (read, write):
