@@ -46,6 +46,7 @@ class Record:
         self.text = text
         self.display_ids: list[str] = []
         self.final: dict[str, str] | None = None
+        self._shown_in: int | None = None  # which cell first showed it (counted by cells ended)
 
     def bundle(self) -> dict[str, Any]:
         """What an output holds now: the widget while live, the final record once over."""
@@ -61,6 +62,8 @@ class Record:
 
         display_id = uuid.uuid4().hex
         self.display_ids.append(display_id)
+        if self._shown_in is None:
+            self._shown_in = _cells_ended
         display(self.bundle(), raw=True, display_id=display_id)
 
     def finish(self, html: str, text: str) -> None:
@@ -69,7 +72,8 @@ class Record:
         if not self.display_ids:
             return
         self._send()
-        _ANNOUNCE_AGAIN.append(self)
+        if self._shown_in != _cells_ended:  # its cell is over: see _ANNOUNCE_AGAIN
+            _ANNOUNCE_AGAIN.append(self)
 
     def _send(self) -> None:
         from IPython.display import update_display
@@ -86,13 +90,17 @@ class Record:
 # ipykernel 7 addresses that message to the cell that started the run (the parent header
 # is a context variable). JupyterLab applies it anyway; headless runners (nbclient,
 # nbconvert, papermill) drop messages for a cell that is over, and would save the first,
-# live state. So a record finished since the last cell is sent once more at the end of the
-# next cell, from that cell's context, where every runner applies it by display id.
+# live state. So a record finished after its cell ended is sent once more at the end of the
+# next cell, from that cell's context, where every runner applies it by display id. (One
+# finished while its own cell still runs reached that cell already.)
 _ANNOUNCE_AGAIN: list[Record] = []
+_cells_ended = 0
 
 
 def announce_finished_records() -> None:
-    """Send again the records finished since the last cell ended (``post_run_cell``)."""
+    """A cell ended (``post_run_cell``): send again the records finished after their cell ended."""
+    global _cells_ended
+    _cells_ended += 1
     pending = list(_ANNOUNCE_AGAIN)
     _ANNOUNCE_AGAIN.clear()
     for record in pending:

@@ -316,6 +316,7 @@ async def test_a_record_finished_after_its_cell_is_sent_again_from_the_next_cell
     monkeypatch.setattr(IPython.display, "update_display", lambda data, **kw: updated.append(kw["display_id"]))
     handle, panel, broker, pump = await open_panel(project, calls("a"))
     panel._ipython_display_()
+    shell.run_cell("0")  # the cell that showed the panel ends (post_run_cell); the run goes on
     await wait_for(lambda: "t_a" in panel._asking, what="the approval row")
     click_from_thread(panel.approval_row("t_a").allow_button)
     await asyncio.wait_for(_await(handle), 10)
@@ -325,3 +326,21 @@ async def test_a_record_finished_after_its_cell_is_sent_again_from_the_next_cell
     assert updated == panel.record.display_ids * 2
     shell.run_cell("2 + 2")  # once only
     assert updated == panel.record.display_ids * 2
+
+
+async def test_a_record_finished_while_its_cell_runs_is_sent_once(project, monkeypatch, shell):
+    """Its update already went to its own, running cell: the cell's end sends nothing more."""
+    import IPython.display
+
+    updated = []
+    monkeypatch.setattr(IPython.display, "display", lambda data, **kw: None)
+    monkeypatch.setattr(IPython.display, "update_display", lambda data, **kw: updated.append(kw["display_id"]))
+    handle, panel, broker, pump = await open_panel(project, calls("a"))
+    panel._ipython_display_()
+    await wait_for(lambda: "t_a" in panel._asking, what="the approval row")
+    click_from_thread(panel.approval_row("t_a").allow_button)
+    await asyncio.wait_for(_await(handle), 10)
+    await pump.aclose()
+    assert updated == panel.record.display_ids
+    shell.run_cell("1 + 1")  # the cell that showed it (and saw it finish) ends
+    assert updated == panel.record.display_ids
