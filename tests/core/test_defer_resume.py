@@ -2,17 +2,26 @@
 
 import json
 
+import pytest
+
 import nbtoolsched as nts
 from nbtoolsched.permissions._approvals import ApprovalAnswer, ApprovalBroker
 from nbtoolsched.permissions._engine import Permissions
 
-from .conftest import Recorder, block
+from .conftest import Recorder, SpyTool, block
+
+
+@pytest.fixture
+def spy_registry(recorder: Recorder) -> nts.ToolRegistry:
+    """User-style tools, not look-alikes of the built-ins: Lookup is read-only (allowed),
+    Deploy changes things (asks, so a headless ``defer`` defers it)."""
+    return nts.ToolRegistry([SpyTool("Lookup", recorder, safe=True), SpyTool("Deploy", recorder, safe=False)])
 
 
 async def test_deferred_run_stops_and_resumes_without_rerunning_finished_calls(spy_registry: nts.ToolRegistry, recorder: Recorder, tmp_path) -> None:
     gate = Permissions(approver=ApprovalBroker(policy="defer"), cwd=tmp_path)
     sched = nts.Scheduler(spy_registry, permissions=gate, cwd=tmp_path)
-    blocks = [block("Read", output="r1"), block("Edit", output="e1"), block("Read", output="r2"), block("Edit", output="e2")]
+    blocks = [block("Lookup", output="r1"), block("Deploy", output="e1"), block("Lookup", output="r2"), block("Deploy", output="e2")]
     handle = sched.submit(blocks)
     await handle
     statuses = [o.status for o in handle.outcomes]  # type: ignore[union-attr]
@@ -32,6 +41,6 @@ async def test_deferred_run_stops_and_resumes_without_rerunning_finished_calls(s
 async def test_resume_without_an_answer_defers_again(spy_registry: nts.ToolRegistry, tmp_path) -> None:
     gate = Permissions(approver=ApprovalBroker(policy="defer"), cwd=tmp_path)
     sched = nts.Scheduler(spy_registry, permissions=gate, cwd=tmp_path)
-    first = await sched.run_outcomes([block("Edit")])
+    first = await sched.run_outcomes([block("Deploy")])
     again = await sched.resume(first.state, {})
     assert again.outcomes[0].status == "deferred" and again.state is not None

@@ -1,16 +1,19 @@
 import os
+import subprocess
 
 import pytest
 
 
 @pytest.fixture
 def project(tmp_path):
-    """A project folder with secrets, a symlink out of it, and a folder outside it."""
+    """A git repository with secrets, a symlink out of it, and a folder outside it.
+
+    A real repository (``git init``), so git commands are judged against a real one."""
     proj = tmp_path / "proj"
     outside = tmp_path / "outside"
     (proj / "src" / "deep").mkdir(parents=True)
     (proj / "secrets").mkdir()
-    (proj / ".git").mkdir()
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
     outside.mkdir()
     (proj / "secrets" / "key.txt").write_text("k")
     (proj / "src" / "a.py").write_text("a")

@@ -11,7 +11,7 @@ from nbtoolsched.permissions._approvals import ApprovalAnswer, ApprovalBroker, A
 from nbtoolsched.permissions._base import ApprovalDeferred
 from nbtoolsched.permissions._engine import Permissions
 
-from .fakes import TOOLS, request_for
+from .toolbox import TOOLS, request_for
 
 
 def req(tool_use_id: str) -> ApprovalRequest:

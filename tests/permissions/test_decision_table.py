@@ -13,7 +13,7 @@ import pytest
 from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched.tool._decision import Decision, DecisionReason
 
-from .fakes import outcome
+from .toolbox import TOOLS, bash, edit, fetch, outcome, read, write
 
 
 @dataclass
@@ -31,20 +31,14 @@ class Case:
     dirs: tuple = ()
 
 
-def bash(cmd):
-    return {"command": cmd}
-
-
-def path(p):
-    return {"file_path": p}
-
-
 CASES = [
     # shell prefix rules at a word boundary
     Case("prefix-allows", "Bash", bash("git log --oneline"), "allow", allow=("Bash(git log:*)",), by="rule"),
     Case("prefix-bare-command", "Bash", bash("git log"), "allow", allow=("Bash(git log:*)",), by="rule"),
     Case("prefix-word-boundary", "Bash", bash("git logx"), "ask", allow=("Bash(git log:*)",)),
-    Case("prefix-ls-not-lsof", "Bash", bash("lsof -i"), "ask", allow=("Bash(ls:*)",)),
+    # lsof +m writes a mount supplement: not read-only, so only a rule could allow it (lsof -i is read-only)
+    Case("prefix-ls-not-lsof", "Bash", bash("lsof +m"), "ask", allow=("Bash(ls:*)",)),
+    Case("prefix-ls-leaves-readonly-lsof-to-the-tool", "Bash", bash("lsof -i"), "allow", allow=("Bash(ls:*)",), by="tool"),
     Case("prefix-through-xargs", "Bash", bash("xargs npm test"), "allow", allow=("Bash(npm test:*)",), by="rule"),
     Case("prefix-xargs-with-flags-no", "Bash", bash("xargs -0 npm test"), "ask", allow=("Bash(npm test:*)",)),
     Case("legacy-colon-star-wildcard", "Bash", bash("npm install left-pad"), "allow", allow=("Bash(npm *)",), by="rule"),
@@ -88,54 +82,54 @@ CASES = [
     Case("bypass-allows", "Bash", bash("rm -rf build"), "allow", mode="bypassPermissions", by="mode"),
     Case("bypass-content-ask-still-asks", "Bash", bash("git push"), "ask", mode="bypassPermissions", ask=("Bash(git push:*)",)),
     Case("bypass-deny-rule-wins", "Bash", bash("rm -rf build"), "deny", mode="bypassPermissions", deny=("Bash(rm:*)",)),
-    Case("bypass-safety-check-asks", "Edit", path(".git/config"), "ask", mode="bypassPermissions"),
+    Case("bypass-safety-check-asks", "Edit", edit(".git/config"), "ask", mode="bypassPermissions"),
     Case("bypass-mcp", "mcp__github__create_issue", {}, "allow", mode="bypassPermissions"),
     Case("dontask-denies-ask", "Bash", bash("npm install"), "deny", mode="dontAsk", by="mode"),
     Case("dontask-keeps-allow-rule", "Bash", bash("npm install"), "allow", mode="dontAsk", allow=("Bash(npm install)",)),
     Case("dontask-content-ask-denied", "Bash", bash("git push"), "deny", mode="dontAsk", ask=("Bash(git push:*)",)),
-    Case("plan-denies-write", "Write", path("src/new.py"), "deny", mode="plan", by="mode"),
+    Case("plan-denies-write", "Write", write("src/new.py"), "deny", mode="plan", by="mode"),
     Case("plan-denies-shell-write", "Bash", bash("rm src/a.py"), "deny", mode="plan", allow=("Bash",)),
-    Case("plan-allows-read", "Read", path("src/a.py"), "allow", mode="plan"),
+    Case("plan-allows-read", "Read", read("src/a.py"), "allow", mode="plan"),
     Case("plan-allows-readonly-shell", "Bash", bash("git log"), "allow", mode="plan"),
-    Case("acceptedits-edit-inside", "Edit", path("src/a.py"), "allow", mode="acceptEdits", by="mode"),
-    Case("acceptedits-edit-outside", "Edit", path("{O}/file.txt"), "ask", mode="acceptEdits"),
+    Case("acceptedits-edit-inside", "Edit", edit("src/a.py"), "allow", mode="acceptEdits", by="mode"),
+    Case("acceptedits-edit-outside", "Edit", edit("{O}/file.txt"), "ask", mode="acceptEdits"),
     Case("acceptedits-mkdir-inside", "Bash", bash("mkdir -p build/out"), "allow", mode="acceptEdits"),
     Case("acceptedits-mkdir-outside", "Bash", bash("mkdir {O}/x"), "ask", mode="acceptEdits"),
     Case("acceptedits-redirect-inside", "Bash", bash("echo hi > notes.txt"), "allow", mode="acceptEdits"),
-    Case("acceptedits-edit-git-asks", "Edit", path(".git/config"), "ask", mode="acceptEdits"),
-    Case("acceptedits-edit-bashrc-asks", "Edit", path(".bashrc"), "ask", mode="acceptEdits", allow=("Edit(./.bashrc)",)),
+    Case("acceptedits-edit-git-asks", "Edit", edit(".git/config"), "ask", mode="acceptEdits"),
+    Case("acceptedits-edit-bashrc-asks", "Edit", edit(".bashrc"), "ask", mode="acceptEdits", allow=("Edit(./.bashrc)",)),
     Case("acceptedits-mv-flags-asks", "Bash", bash("mv -f a b"), "ask", mode="acceptEdits"),
-    Case("default-edit-inside-asks", "Edit", path("src/a.py"), "ask"),
+    Case("default-edit-inside-asks", "Edit", edit("src/a.py"), "ask"),
     Case("auto-classifier-allows", "Bash", bash("npm install"), "allow", mode="auto", by="classifier"),
     Case("auto-classifier-denies", "Bash", bash("sudo apt-get install x"), "deny", mode="auto", by="classifier"),
     Case("auto-acceptedits-fast-path-shell", "Bash", bash("rm -rf build"), "allow", mode="auto", by="mode"),
     Case("auto-rm-outside-goes-to-classifier", "Bash", bash("rm -rf {O}"), "deny", mode="auto", by="classifier"),
     Case("auto-content-ask-prompts", "Bash", bash("git push"), "ask", mode="auto", ask=("Bash(git push:*)",)),
-    Case("auto-edit-fast-path", "Edit", path("src/a.py"), "allow", mode="auto", by="mode"),
+    Case("auto-edit-fast-path", "Edit", edit("src/a.py"), "allow", mode="auto", by="mode"),
     # file rules
-    Case("read-inside", "Read", path("src/a.py"), "allow", by="tool"),
-    Case("read-outside", "Read", path("{O}/file.txt"), "ask"),
-    Case("read-outside-abs-rule", "Read", path("{O}/file.txt"), "allow", allow=("Read(/{O}/**)",), by="rule"),
-    Case("read-outside-additional-dir", "Read", path("{O}/file.txt"), "allow", dirs=("{O}",)),
-    Case("read-denied-dir", "Read", path("secrets/key.txt"), "deny", deny=("Read(./secrets/**)",), by="rule"),
-    Case("read-denied-dotdot", "Read", path("src/../secrets/key.txt"), "deny", deny=("Read(./secrets/**)",)),
-    Case("read-dotdot-leaves-project", "Read", path("src/../../outside/file.txt"), "ask"),
-    Case("read-denied-via-symlink", "Read", path("link_secret/key.txt"), "deny", deny=("Read(./secrets/**)",)),
-    Case("read-symlink-out-asks", "Read", path("link_out/file.txt"), "ask"),
-    Case("read-unanchored-glob", "Read", path("src/deep/prod.env"), "deny", deny=("Read(*.env)",)),
-    Case("read-deny-beats-bypass", "Read", path("secrets/key.txt"), "deny", mode="bypassPermissions", deny=("Read(./secrets/**)",)),
-    Case("edit-rule-covers-read", "Read", path("{O}/file.txt"), "allow", allow=("Edit(/{O}/**)",)),
-    Case("edit-allow-rule", "Edit", path("src/a.py"), "allow", allow=("Edit(./src/**)",), by="rule"),
-    Case("edit-allow-rule-dotdot-escape", "Edit", path("src/../setup.py"), "ask", allow=("Edit(./src/**)",)),
-    Case("edit-deny-beats-acceptedits", "Write", path("src/a.py"), "deny", mode="acceptEdits", deny=("Edit(./src/**)",)),
-    Case("write-own-name-rule", "Write", path("src/a.py"), "allow", allow=("Write(./src/*.py)",)),
-    Case("tool-wide-deny-read", "Read", path("src/a.py"), "deny", deny=("Read",), by="rule"),
+    Case("read-inside", "Read", read("src/a.py"), "allow", by="tool"),
+    Case("read-outside", "Read", read("{O}/file.txt"), "ask"),
+    Case("read-outside-abs-rule", "Read", read("{O}/file.txt"), "allow", allow=("Read(/{O}/**)",), by="rule"),
+    Case("read-outside-additional-dir", "Read", read("{O}/file.txt"), "allow", dirs=("{O}",)),
+    Case("read-denied-dir", "Read", read("secrets/key.txt"), "deny", deny=("Read(./secrets/**)",), by="rule"),
+    Case("read-denied-dotdot", "Read", read("src/../secrets/key.txt"), "deny", deny=("Read(./secrets/**)",)),
+    Case("read-dotdot-leaves-project", "Read", read("src/../../outside/file.txt"), "ask"),
+    Case("read-denied-via-symlink", "Read", read("link_secret/key.txt"), "deny", deny=("Read(./secrets/**)",)),
+    Case("read-symlink-out-asks", "Read", read("link_out/file.txt"), "ask"),
+    Case("read-unanchored-glob", "Read", read("src/deep/prod.env"), "deny", deny=("Read(*.env)",)),
+    Case("read-deny-beats-bypass", "Read", read("secrets/key.txt"), "deny", mode="bypassPermissions", deny=("Read(./secrets/**)",)),
+    Case("edit-rule-covers-read", "Read", read("{O}/file.txt"), "allow", allow=("Edit(/{O}/**)",)),
+    Case("edit-allow-rule", "Edit", edit("src/a.py"), "allow", allow=("Edit(./src/**)",), by="rule"),
+    Case("edit-allow-rule-dotdot-escape", "Edit", edit("src/../setup.py"), "ask", allow=("Edit(./src/**)",)),
+    Case("edit-deny-beats-acceptedits", "Write", write("src/a.py"), "deny", mode="acceptEdits", deny=("Edit(./src/**)",)),
+    Case("write-own-name-rule", "Write", write("src/a.py"), "allow", allow=("Write(./src/*.py)",)),
+    Case("tool-wide-deny-read", "Read", read("src/a.py"), "deny", deny=("Read",), by="rule"),
     # hooks versus rules
     Case("hook-allow-skips-prompt", "Bash", bash("npm install"), "allow", hook="allow", by="hook"),
     Case("hook-allow-vs-deny-rule", "Bash", bash("rm x"), "deny", hook="allow", deny=("Bash(rm:*)",), by="rule"),
     Case("hook-allow-vs-content-ask", "Bash", bash("git push"), "ask", hook="allow", ask=("Bash(git push:*)",)),
     Case("hook-allow-vs-tool-wide-ask", "Deploy", {}, "ask", hook="allow", ask=("Deploy",)),
-    Case("hook-allow-vs-safety-check", "Edit", path(".git/config"), "ask", hook="allow"),
+    Case("hook-allow-vs-safety-check", "Edit", edit(".git/config"), "ask", hook="allow"),
     Case("hook-allow-in-dontask", "Deploy", {}, "allow", hook="allow", mode="dontAsk"),
     Case("hook-allow-interactive-tool-asks", "AskUserQuestion", {}, "ask", hook="allow"),
     Case("hook-deny-beats-allow-rule", "Bash", bash("ls"), "deny", hook="deny", allow=("Bash",), by="hook"),
@@ -148,9 +142,9 @@ CASES = [
     Case("mcp-tool-allow", "mcp__github__create_issue", {}, "allow", allow=("mcp__github__create_issue",)),
     Case("mcp-other-server-untouched", "mcp__gitlab__create_issue", {}, "ask", allow=("mcp__github",)),
     Case("mcp-no-rule-asks", "mcp__github__create_issue", {}, "ask"),
-    Case("webfetch-domain-allowed", "WebFetch", {"url": "https://docs.python.org/3/"}, "allow", allow=("WebFetch(domain:docs.python.org)",)),
-    Case("webfetch-other-domain", "WebFetch", {"url": "https://evil.example/"}, "ask", allow=("WebFetch(domain:docs.python.org)",)),
-    Case("webfetch-domain-denied", "WebFetch", {"url": "https://evil.example/x"}, "deny", deny=("WebFetch(domain:evil.example)",)),
+    Case("webfetch-domain-allowed", "WebFetch", fetch("https://docs.python.org/3/"), "allow", allow=("WebFetch(domain:docs.python.org)",)),
+    Case("webfetch-other-domain", "WebFetch", fetch("https://evil.example/"), "ask", allow=("WebFetch(domain:docs.python.org)",)),
+    Case("webfetch-domain-denied", "WebFetch", fetch("https://evil.example/x"), "deny", deny=("WebFetch(domain:evil.example)",)),
     Case("generic-readonly-allowed", "Lookup", {}, "allow"),
     Case("generic-write-asks", "Deploy", {}, "ask"),
     Case("legacy-task-means-agent", "Agent", {}, "allow", allow=("Task",)),
@@ -193,7 +187,7 @@ async def test_decision(case: Case, project):
         home=str(proj.parent),
     )
     got, decision = await outcome(perms, case.tool, _fill(case.input, proj, out), str(proj), _HOOKS.get(case.hook))
-    explanation = perms.explain(case.tool, _fill(case.input, proj, out), hook_decision=_HOOKS.get(case.hook))
+    explanation = perms.explain(TOOLS[case.tool], _fill(case.input, proj, out), hook_decision=_HOOKS.get(case.hook))
     assert got == case.expect, f"{decision}\n{explanation}"
     if case.by is not None:
         assert decision.reason is not None and decision.reason.kind == case.by, f"{decision}\n{explanation}"

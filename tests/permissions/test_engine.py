@@ -14,7 +14,7 @@ from nbtoolsched.permissions._base import PermissionGate
 from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched.tool._decision import Decision, DecisionReason
 
-from .fakes import TOOLS, FakeMcp, RecordingApprover, outcome, request_for
+from .toolbox import TOOLS, RecordingApprover, edit, mcp_tool, outcome, read, request_for, write
 
 
 def test_is_a_permission_gate(tmp_path):
@@ -37,7 +37,7 @@ def test_hides_only_blanket_denied_tools(deny, tool, hidden, tmp_path):
 
 
 def test_explain_names_rule_and_source(tmp_path):
-    perms = Permissions(allow=["Bash(git log:*)"], deny=["Bash(rm:*)"], cwd=tmp_path)
+    perms = Permissions(allow=["Bash(git log:*)"], deny=["Bash(rm:*)"], cwd=tmp_path, tools=[TOOLS["Bash"]])
     allowed = perms.explain("Bash", {"command": "git log -3"})
     assert allowed.behavior == "allow" and allowed.rule == "Bash(git log:*)" and allowed.decided_by == "rule"
     denied = perms.explain("Bash", {"command": "ls && rm -rf x"})
@@ -50,8 +50,8 @@ def test_explain_modes_and_hooks(tmp_path):
     result = perms.explain("Deploy", {})
     assert result.behavior == "deny" and result.decided_by == "mode" and "dontAsk" in " ".join(result.steps)
     hook = Decision.deny("hook says no", DecisionReason("hook", "nope", source="PreToolUse:Read my-hook"))
-    assert Permissions(cwd=tmp_path).explain("Read", {"file_path": "a"}, hook_decision=hook).decided_by == "hook"
-    assert Permissions("plan", cwd=tmp_path).explain("Write", {"file_path": "a"}).decided_by == "mode"
+    assert Permissions(cwd=tmp_path).explain(TOOLS["Read"], read("a"), hook_decision=hook).decided_by == "hook"
+    assert Permissions("plan", cwd=tmp_path).explain(TOOLS["Write"], write("a")).decided_by == "mode"
 
 
 async def test_explain_works_inside_a_running_loop(tmp_path):
@@ -107,18 +107,16 @@ async def test_auto_mode_falls_back_after_twenty_denials_in_all(tmp_path):
 
 async def test_auto_mode_safe_tools_and_interactive_tools(tmp_path):
     perms = Permissions("auto", classifier=AlwaysNo(), cwd=tmp_path)
-    assert (await outcome(perms, "Read", {"file_path": "/etc/hosts"}, str(tmp_path)))[0] == "allow"
+    assert (await outcome(perms, "Read", read("/etc/hosts"), str(tmp_path)))[0] == "allow"
     assert (await outcome(perms, "AskUserQuestion", {}, str(tmp_path)))[0] == "ask"
 
 
 async def test_mcp_tool_is_not_auto_allowed_for_being_read_only(tmp_path):
-    class ReadOnlyMcp(FakeMcp):
-        def is_read_only(self, input):
-            return True
-
+    read_only = mcp_tool("github", "list_issues", readOnlyHint=True)
+    assert read_only.is_read_only(None)
     approver = RecordingApprover()
     perms = Permissions(cwd=tmp_path, approver=approver)
-    await perms.decide(request_for(ReadOnlyMcp(), {}, str(tmp_path)))
+    await perms.decide(request_for(read_only, {}, str(tmp_path)))
     assert len(approver.requests) == 1
 
 
@@ -134,8 +132,8 @@ async def test_unsplittable_command_fails_closed(tmp_path):
 
 _HOOKS = st.sampled_from([None, "allow", "ask", "deny"])
 _TOOL_INPUTS = st.sampled_from(
-    [("Bash", {"command": "rm -rf build"}), ("Bash", {"command": "ls && rm x"}), ("Edit", {"file_path": "src/a.py"}),
-     ("Read", {"file_path": "src/a.py"}), ("Deploy", {}), ("mcp__github__create_issue", {})]
+    [("Bash", {"command": "rm -rf build"}), ("Bash", {"command": "ls && rm x"}), ("Edit", edit("src/a.py")),
+     ("Read", read("src/a.py")), ("Deploy", {}), ("mcp__github__create_issue", {})]
 )
 _DENY_FOR = {"Bash": "Bash(rm:*)", "Edit": "Edit(./src/**)", "Read": "Read(./src/**)", "Deploy": "Deploy", "mcp__github__create_issue": "mcp__github"}
 

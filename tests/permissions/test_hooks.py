@@ -16,7 +16,7 @@ from nbtoolsched.permissions._errors import PermissionConfigError
 from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched.tool._context import ToolContext
 
-from .fakes import TOOLS, outcome
+from .toolbox import TOOLS, outcome
 
 HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 PY = sys.executable

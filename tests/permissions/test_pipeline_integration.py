@@ -1,4 +1,4 @@
-"""Permissions and Hooks plugged into the execution pipeline, end to end."""
+"""Permissions and Hooks plugged into the execution pipeline, end to end, with the real Bash tool."""
 
 from __future__ import annotations
 
@@ -14,19 +14,13 @@ from nbtoolsched.permissions._hooks import CommandHook, Hooks
 from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched._registry import ToolRegistry
 from nbtoolsched.tool._context import ToolContext
-
-from .fakes import FakeBash
+from nbtoolsched.tools import BashTool
 
 HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 
 
-class RunnableBash(FakeBash):
-    async def call(self, input: Any, ctx: ToolContext) -> Any:
-        return f"ran: {input.command}"
-
-
 async def run(perms: Permissions, hooks: Hooks | None, command: str, tmp_path) -> Any:
-    registry = ToolRegistry([RunnableBash()])
+    registry = ToolRegistry([BashTool()])
     call = prepare_call(0, {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": command}}, registry)
     return await CallPipeline(perms, hooks).run(call, ToolContext(tmp_path, session_dir=tmp_path / "session"))
 
@@ -40,17 +34,18 @@ async def test_hook_allow_runs_but_deny_rule_wins(tmp_path):
     hooks = Hooks()
     hooks.add("PreToolUse", CommandHook(f"{shlex.quote(sys.executable)} {shlex.quote(str(HOOKS / 'decide.py'))} allow"), "Bash")
     perms = Permissions(deny=["Bash(rm:*)"], cwd=tmp_path, approver=ApprovalBroker("deny"))
-    ran = await run(perms, hooks, "npm install", tmp_path)
-    assert not ran.is_error and "ran: npm install" in _text(ran)
+    (tmp_path / "build").mkdir()
+    ran = await run(perms, hooks, "touch made.txt && echo made", tmp_path)
+    assert not ran.is_error and "made" in _text(ran) and (tmp_path / "made.txt").exists()
     denied = await run(perms, hooks, "rm -rf build", tmp_path)
-    assert denied.is_error and "Bash(rm:*)" in _text(denied)
+    assert denied.is_error and "Bash(rm:*)" in _text(denied) and (tmp_path / "build").exists()
 
 
 async def test_failing_hook_is_a_notice_and_the_call_runs(tmp_path):
     hooks = Hooks()
     hooks.add("PreToolUse", CommandHook(str(HOOKS / "garbage.sh")))
-    outcome = await run(Permissions(allow=["Bash"], cwd=tmp_path), hooks, "ls", tmp_path)
-    assert not outcome.is_error and "ran: ls" in _text(outcome)
+    outcome = await run(Permissions(allow=["Bash"], cwd=tmp_path), hooks, "touch made.txt && echo made", tmp_path)
+    assert not outcome.is_error and "made" in _text(outcome) and (tmp_path / "made.txt").exists()
     assert [n.kind for n in outcome.hook_notices] == ["invalid_output"] and "garbage.sh" in outcome.hook_notices[0].hook
     assert not any("garbage" in str(a) for a in outcome.attachments)  # for the person, not the model
 
@@ -58,11 +53,12 @@ async def test_failing_hook_is_a_notice_and_the_call_runs(tmp_path):
 async def test_failing_hook_stops_the_call_under_strict_hooks(tmp_path):
     hooks = Hooks(strict=True)
     hooks.add("PreToolUse", CommandHook(str(HOOKS / "garbage.sh")))
-    outcome = await run(Permissions(allow=["Bash"], cwd=tmp_path), hooks, "ls", tmp_path)
-    assert outcome.is_error and "garbage.sh" in _text(outcome) and "ran:" not in _text(outcome)
+    outcome = await run(Permissions(allow=["Bash"], cwd=tmp_path), hooks, "touch made.txt && echo made", tmp_path)
+    assert outcome.is_error and "garbage.sh" in _text(outcome) and not (tmp_path / "made.txt").exists()
     assert outcome.hook_notices[0].blocked
 
 
 async def test_deferred_approval_is_reported(tmp_path):
-    outcome = await run(Permissions(cwd=tmp_path, approver=ApprovalBroker("defer")), None, "npm install", tmp_path)
+    outcome = await run(Permissions(cwd=tmp_path, approver=ApprovalBroker("defer")), None, "touch made.txt", tmp_path)
     assert outcome.status == "deferred" and outcome.deferred.tool_use_id == "toolu_1"
+    assert not (tmp_path / "made.txt").exists()

@@ -13,7 +13,7 @@ from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched.permissions._paths import paths_for_check, shell_paths_for_check
 from nbtoolsched.permissions._shell_reads import read_targets
 
-from .fakes import outcome
+from .toolbox import outcome
 
 DENY = ("Read(secrets/**)",)
 NOWHERE = os.path.join(os.sep, "nonexistent-nbtoolsched")

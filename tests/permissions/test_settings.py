@@ -12,7 +12,7 @@ from nbtoolsched.permissions._errors import PermissionConfigError
 from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched.permissions._settings import load_settings, settings_files
 
-from .fakes import outcome
+from .toolbox import outcome
 
 HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 

@@ -15,7 +15,7 @@ from nbtoolsched.permissions._rules import make_rule
 from nbtoolsched.permissions._shell_rules import compile_shell_pattern
 from nbtoolsched.shell._invocations import command_line
 
-from .fakes import TOOLS, outcome
+from .toolbox import TOOLS, outcome
 
 DENY_RM = ("Bash(rm:*)",)
 
