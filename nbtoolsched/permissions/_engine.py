@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..shell._parse import subcommand_strings
+from ..shell._readonly import analyze
 from ..tool._abort import AbortError
 from ..tool._decision import PASSTHROUGH, Decision, DecisionReason
 from ..tool._base import PermissionKind, Tool, overrides
@@ -92,7 +93,8 @@ class Explanation:
 
 
 class _NamedTool(Tool[Any]):
-    """Stands in for a tool that explain() only knows by name (Bash, Read, Edit...)."""
+    """Stands in for a tool that explain() only knows by name (Bash, Read, Edit...): its
+    kind from the name, and for Bash the same read-only analysis as the real tool."""
 
     _READ = frozenset({"Read", "Grep", "Glob", "NotebookRead", "LS"})
     _EDIT = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -109,6 +111,12 @@ class _NamedTool(Tool[Any]):
 
     def is_read_only(self, input: Any) -> bool:
         return self.permission_kind == "read"
+
+    def is_read_only_in(self, input: Any, cwd: str) -> bool:
+        if self.name == "Bash":  # the analysis BashTool runs, so explain() agrees with a run
+            command = input.get("command") if isinstance(input, dict) else None
+            return isinstance(command, str) and analyze(command, cwd).read_only
+        return self.is_read_only(input)
 
     def get_path(self, input: Any) -> str | None:
         data = input if isinstance(input, dict) else {}

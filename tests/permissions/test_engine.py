@@ -151,3 +151,22 @@ async def test_a_matching_deny_rule_always_wins(mode, hook, call, extra_allow, a
     }.get(hook)
     decision = await perms.decide(request_for(TOOLS[tool_name], data, str(tmp_path), hook_decision))
     assert decision.behavior == "deny"
+
+
+@pytest.mark.parametrize("command", ["ls src", "git status", "git log --oneline", "cat src/a.py", "rm src/a.py",
+                                     "echo hi > out.txt", "cat ../outside/file.txt", "git diff --ext-diff"])
+def test_explain_by_name_judges_bash_as_the_real_tool_does(project, command):
+    """Without ``tools=``, explain("Bash", ...) runs the read-only analysis BashTool runs
+    (it used to call no command read-only, and so asked where a run allows)."""
+    import subprocess
+
+    from nbtoolsched.tools import BashTool
+
+    root, _ = project
+    perms = Permissions(cwd=str(root))
+    by_name = perms.explain("Bash", {"command": command})
+    real = perms.explain(BashTool(), {"command": command})
+    assert (by_name.behavior, by_name.decision.message) == (real.behavior, real.decision.message)
+    subprocess.run(["git", "-C", str(root), "config", "core.fsmonitor", "touch pwned"], check=True)
+    # A repository whose config runs programs makes git not read-only, by name too.
+    assert perms.explain("Bash", {"command": command}).behavior == perms.explain(BashTool(), {"command": command}).behavior
