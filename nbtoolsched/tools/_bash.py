@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
 import shutil
 import signal
@@ -85,14 +84,7 @@ class BashResult:
     survivors: int = 0  # processes it started that could not be stopped
 
 
-# -- the shell layer, imported late and never trusted to be there -----------------------
-
-
-@functools.lru_cache(maxsize=4096)
-def _cached_read_only(command: str) -> tuple[bool, str, bool]:
-    """The verdict on the command alone, and whether git runs (the repository decides then)."""
-    verdict = analyze(command)
-    return verdict.read_only, verdict.reason, verdict.uses_git
+# -- the read-only analysis (shell/_readonly.py, which caches its verdicts) ------------------
 
 
 def analyze_read_only(command: str, cwd: str | None = None) -> tuple[bool, str]:
@@ -103,9 +95,9 @@ def analyze_read_only(command: str, cwd: str | None = None) -> tuple[bool, str]:
     read-only only once that repository is checked: without ``cwd``, it is not.
     """
     try:
-        read_only, reason, uses_git = _cached_read_only(command)
-        if not (read_only and uses_git):
-            return read_only, reason
+        verdict = analyze(command)
+        if not (verdict.read_only and verdict.uses_git):
+            return verdict.read_only, verdict.reason
         if cwd is None:
             return False, "git obeys its repository's config, and where the command runs is not known here"
         verdict = analyze(command, cwd)
@@ -121,7 +113,7 @@ def concurrency_safe(command: str) -> bool:
     checks the repository (a git command there that is not read-only needs approval).
     """
     try:
-        return _cached_read_only(command)[0]
+        return analyze(command).read_only
     except Exception:
         return False
 
@@ -283,7 +275,7 @@ async def _off_the_loop(manager: contextlib.AbstractContextManager[T]) -> AsyncI
 def _index_of(command: str, cwd: str) -> str | None:
     """The index file git would use for ``command`` in ``cwd`` (None: no git, no work tree)."""
     try:
-        if not _cached_read_only(command)[2]:
+        if not analyze(command).uses_git:
             return None
         repo = find_repository(cwd)
     except Exception:

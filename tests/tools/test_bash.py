@@ -163,12 +163,9 @@ def test_analysis_failure_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(command: str, cwd: str | None = None) -> None:
         raise RuntimeError("parser exploded")
 
-    bash_module._cached_read_only.cache_clear()
     monkeypatch.setattr(bash_module, "analyze", broken)
-    try:
-        assert not BashTool().is_concurrency_safe(BashInput(command="ls"))
-    finally:
-        bash_module._cached_read_only.cache_clear()
+    assert not BashTool().is_concurrency_safe(BashInput(command="ls"))
+    assert not BashTool().is_read_only_in(BashInput(command="ls"), ".")
 
 
 def test_read_only_git_runs_without_optional_locks() -> None:
