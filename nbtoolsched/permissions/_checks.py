@@ -468,6 +468,8 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
     may descend into (``grep -r x .``, ``find``, ``rg`` with no path), globs (``cat .e*``)
     and file lists it reads from its input (``xargs cat``). Stricter than Claude Code,
     which checks only the paths a few commands name and so lets those print a denied file.
+    A word naming a protected file asks in every mode, bypass too (a deny rule beats
+    bypass); folders, globs and input lists are a wider guess, whose ask bypass lets through.
     """
     protected = _path_rules(facts, "deny", "Read") + _path_rules(facts, "ask", "Read")
     if not protected:
@@ -488,8 +490,13 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
                 return _process_path_ask(raw)
             paths = found
             rule = next((r for r in protected if test(r, paths, facts.cwd, facts.home)), None)
+            if rule is not None and test is path_rule_matches:
+                # A word that names the protected file: a safety check, so it asks even in
+                # bypass mode. Not a deny: the word may be a pattern (``grep .env x``).
+                return Decision.ask(f"`{sub}` may read {paths[0]}, which the rule {rule.text} ({rule.origin or rule.source}) protects.",
+                                    DecisionReason("safety_check", "names a path a Read rule protects"))
             if rule is not None:
-                whose = "which" if test is path_rule_matches else "where"
+                whose = "where"
                 return Decision.ask(f"`{sub}` {what} {paths[0]}, {whose} the rule {rule.text} ({rule.origin or rule.source}) protects reads.", reason)
             if test is path_rule_may_match_within and targets.follows_links:
                 linked = _linked_exposure(facts, sub, paths[0], protected, reason)

@@ -89,3 +89,19 @@ async def test_git_log_bundled_patch_flag_prints_a_denied_file(project):
     sched = scheduler(project, refuser, deny=READ_DENIES)
     result = await run_one(sched, "Bash", command="git log -sp")
     assert SECRET not in result.text
+
+
+@pytest.mark.parametrize("command", ["sed -n p .env", "tac .env", "git show HEAD:.env", "nl .env", "cp .env copy.txt"])
+async def test_bypass_mode_does_not_let_a_command_naming_a_denied_file_print_it(project, command):
+    # "A deny rule beats everything, bypass mode included": `cat .env` was denied in bypass
+    # mode, but a command the path checks do not know by name only asked, and bypass
+    # mode answers every plain ask with yes.
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "with the secret")
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="bypassPermissions", deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command=command)
+    assert SECRET not in result.text and not (project / "copy.txt").exists()
+    denied_by_rule = "is blocked by the rule Read(.env)" in result.text  # the well-known readers (nl, cat)
+    assert result.is_error and (refuser.asked or denied_by_rule), "the rule or a person (who says no here) must stop it"
