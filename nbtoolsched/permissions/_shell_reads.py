@@ -21,6 +21,7 @@ from ..shell._allowlists import FLAG_COMMANDS
 from ..shell._flags import long_option_matches, parse_flags
 from ..shell._gitrepo import RepositoryError, find_repository
 from ..shell._jq import jq_loads_files
+from ..shell._sed import sed_script_problem
 
 __all__ = ["ReadTargets", "read_targets"]
 
@@ -147,6 +148,10 @@ def _computed_reads(head: str, argv: list[str]) -> str | None:
             return f"{head}'s program may open files whose names it computes"
     if head == "yq" and any("load" in a for a in argv):
         return "yq's load operators open files whose names it computes"
+    if head == "sed":
+        problem = sed_script_problem(argv)
+        if problem is not None:  # `e cat .e""nv` runs a shell, `r f` reads f: past what its words show
+            return f"has a sed script that may open files or run commands its words do not show ({problem})"
     return None
 
 

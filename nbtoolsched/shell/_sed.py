@@ -11,12 +11,18 @@ count too (a deliberate difference).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
-from ._allowlists import FLAG_COMMANDS, SED_REFUSED, SED_S_FLAGS, SED_STREAM_COMMANDS
-from ._flags import FlagError, parse_flags
+from ._allowlists import FLAG_COMMANDS, NONE, OPTIONAL, SED_REFUSED, SED_S_FLAGS, SED_STREAM_COMMANDS
+from ._flags import FlagError, ParsedArgs, parse_flags
 
 _SPEC = FLAG_COMMANDS[("sed",)]
+# The options of a sed that edits its files in place: they change where its output goes,
+# never what its script may read or run (``-f``, a script in a file, stays unknown).
+_IN_PLACE_SPEC = dataclasses.replace(
+    _SPEC, flags={**_SPEC.flags, "-i": OPTIONAL, "--in-place": OPTIONAL, "--follow-symlinks": NONE, "-b": NONE, "--binary": NONE}
+)
 _SEPARATORS = " \t\n;"
 
 
@@ -30,6 +36,21 @@ def sed_problem(argv: Sequence[str]) -> str | None:
         parsed = parse_flags("sed", argv[1:], _SPEC)
     except FlagError as exc:
         return str(exc)
+    return _scripts_problem(parsed)
+
+
+def sed_script_problem(argv: Sequence[str]) -> str | None:
+    """Why the script of ``sed ...`` may do more than edit the stream (run a program, read
+    or write a file it names itself, come from a file), or None. Unlike ``sed_problem``
+    it accepts ``-i``: what matters here is what the script may open, not where output goes."""
+    try:
+        parsed = parse_flags("sed", argv[1:], _IN_PLACE_SPEC)
+    except FlagError as exc:
+        return str(exc)
+    return _scripts_problem(parsed)
+
+
+def _scripts_problem(parsed: ParsedArgs) -> str | None:
     scripts = [value or "" for flag, value in parsed.flags if flag in ("-e", "--expression")]
     if not scripts:
         if not parsed.positionals:

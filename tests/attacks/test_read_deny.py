@@ -105,3 +105,24 @@ async def test_bypass_mode_does_not_let_a_command_naming_a_denied_file_print_it(
     assert SECRET not in result.text and not (project / "copy.txt").exists()
     denied_by_rule = "is blocked by the rule Read(.env)" in result.text  # the well-known readers (nl, cat)
     assert result.is_error and (refuser.asked or denied_by_rule), "the rule or a person (who says no here) must stop it"
+
+
+@pytest.mark.parametrize("script", ["""1e cat .e""nv""", """s/.*/cat .e''nv/e""", "1r .env"])
+async def test_a_sed_script_that_runs_or_reads_cannot_reach_a_denied_file(project, script):
+    # sed's `e` command and `s///e` flag run a shell, and `r` reads a file the script names:
+    # the shell's quote removal (.e""nv) or stdin hide the path from the words we check.
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="acceptEdits", deny=READ_DENIES, allow=["Bash(sed:*)"])
+    command = f"sed -n '{script}' README.md"
+    result = await run_one(sched, "Bash", command=command)
+    assert SECRET not in result.text
+    assert result.is_error and refuser.asked
+
+
+async def test_a_sed_that_only_edits_in_place_still_runs_under_accept_edits(project):
+    # The check above must not make every `sed -i` ask: its script only edits the stream.
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="acceptEdits", deny=READ_DENIES, allow=["Bash(sed:*)"])
+    result = await run_one(sched, "Bash", command="sed -i 's/readme/README/' README.md")
+    assert not result.is_error and not refuser.asked
+    assert (project / "README.md").read_text() == "# README\n"
