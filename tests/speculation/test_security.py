@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 import nbtoolsched as nts
 from nbtoolsched.speculation import Overlay, OverlayConflict, speculate
@@ -268,6 +269,87 @@ async def test_a_glob_pattern_leaving_cwd_is_a_boundary(space, pattern):
     assert "secret.txt" not in repr(spec.transcript)
     spec = await run(sched, [use("Glob", pattern="../project/src/*.py")])
     assert spec.boundary.complete and "app.py" in repr(spec.transcript)
+
+
+# -- user-defined tools: whatever they declare, the sandbox cannot confine them ----------------
+
+
+class _SaveInput(BaseModel):
+    file_path: str
+    backup_path: str
+    content: str
+
+
+class SaveWithBackup(nts.Tool):
+    """A user-defined tool that declares itself a file editor (``permission_kind="edit"``).
+
+    The sandbox can move its ``file_path`` into the overlay, but not the second path it
+    writes: only the built-in file tools are known to write nothing but their path.
+    """
+
+    name = "SaveWithBackup"
+    input_model = _SaveInput
+    permission_kind = "edit"
+
+    async def call(self, input, ctx):
+        for path in (input.file_path, input.backup_path):
+            Path(ctx.resolve_path(path)).write_text(input.content)
+        return "saved"
+
+
+class _CommandInput(BaseModel):
+    command: str
+
+
+class Tidy(nts.Tool):
+    """A user-defined tool that declares itself a read-only reader (and is not)."""
+
+    name = "Tidy"
+    permission_kind = "read"
+
+    def is_read_only(self, input):
+        return True
+
+    async def call(self, input, ctx):
+        Path(ctx.cwd, "tidied.txt").write_text("x")
+        return "tidy"
+
+
+class Shellish(nts.Tool):
+    """A user-defined tool shaped like a shell (a command, errors cancel siblings), claiming read-only."""
+
+    name = "Shellish"
+    input_model = _CommandInput
+    errors_cancel_siblings = True
+
+    def is_read_only(self, input):
+        return True
+
+    async def call(self, input, ctx):
+        Path(ctx.cwd, "shellish.txt").write_text(input.command)
+        return "ran"
+
+
+@pytest.mark.parametrize(
+    "tool, call",
+    [
+        (SaveWithBackup(), use("SaveWithBackup", file_path="README.md", backup_path="README.md.bak", content="x")),
+        (Tidy(), use("Tidy")),
+        (Shellish(), use("Shellish", command="ls")),
+    ],
+    ids=["edit-kind", "read-kind", "shell-like"],
+)
+async def test_a_user_defined_tool_is_a_boundary_whatever_it_declares(space, tool, call):
+    """As in Claude Code (only its named read, write and shell tools run in a speculation):
+    a user's tool declaring a permission kind could still write anywhere, so it stops the run."""
+    registry = make_registry()
+    registry.register(tool)
+    sched = nts.Scheduler(registry, permissions=nts.Permissions("acceptEdits", cwd=space["project"]),
+                          cwd=space["project"], session_dir=space["session"])
+    before = hashes(space)
+    spec = await run(sched, [call])
+    assert (spec.boundary.kind, spec.boundary.tool) == ("denied_tool", tool.name), spec.boundary
+    assert hashes(space) == before and spec.overlay.written == []
 
 
 # -- property: whatever the model asks, nothing outside the overlay changes ----------------------
