@@ -4,9 +4,14 @@ Every call of the forked loop passes here (the pipeline always asks the gate, so
 hook's "allow" cannot skip it). File writes are redirected into the overlay (only in
 acceptEdits or bypassPermissions mode, as in Claude Code; otherwise a write is the edit
 boundary), reads of written files are redirected to the overlay copy, reads of untouched
-files get the resolved real path; read-only shell commands and read-only tools may run.
+files get the resolved real path; read-only shell commands and the read tools may run.
 Anything else is a boundary: the call is denied, the speculation's abort signal fires,
 and the boundary records which tool and what it wanted.
+
+Which tools are file, read or shell tools is decided by name, as in Claude Code: only
+the built-ins are known to touch nothing but the path they are given. A user's tool
+that declares itself a reader or an editor (``permission_kind``) could still write
+anywhere, so it is "any other tool" here, whatever it declares.
 """
 
 from __future__ import annotations
@@ -41,15 +46,15 @@ EDIT_MODES = frozenset({"acceptEdits", "bypassPermissions"})
 
 
 def is_write_tool(tool: Tool) -> bool:
-    return tool.name in WRITE_TOOLS or tool.permission_kind == "edit"
+    return tool.name in WRITE_TOOLS
 
 
 def is_read_tool(tool: Tool) -> bool:
-    return tool.name in READ_TOOLS or tool.permission_kind == "read"
+    return tool.name in READ_TOOLS
 
 
 def is_shell_tool(tool: Tool) -> bool:
-    return tool.name in SHELL_TOOLS or tool.errors_cancel_siblings
+    return tool.name in SHELL_TOOLS
 
 
 def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:

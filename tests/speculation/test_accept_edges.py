@@ -1,7 +1,7 @@
 """Accept against a tree that changes under it: modes, types, and races at the last instant.
 
-The speculations here use the real built-in file tools. Races are injected at the exact
-point (between a check and the step after it) by wrapping that step, never by timing.
+Races are injected at the exact point (between a check and the step after it) by
+wrapping that step, never by timing.
 """
 
 from __future__ import annotations
@@ -14,16 +14,10 @@ import pytest
 import nbtoolsched as nts
 from nbtoolsched.speculation import OverlayConflict, speculate
 from nbtoolsched.speculation import _safefs as safefs
-from nbtoolsched.tools import default_registry
 
 from .conftest import loop, text, tree_hash, use
 
 ORIGINAL = "def main():\n    return 1\n"
-
-
-@pytest.fixture
-def builtin_sched(space: dict[str, Path]) -> nts.Scheduler:
-    return nts.Scheduler(default_registry(), cwd=space["project"], session_dir=space["session"])
 
 
 async def edit_app(sched: nts.Scheduler, space: dict[str, Path], *more: list[dict]) -> object:
@@ -63,10 +57,10 @@ def _directory(path: Path) -> None:
 
 
 @pytest.mark.parametrize("change", [_chmod, _symlink, _directory], ids=["chmod", "symlink", "directory"])
-async def test_accept_refuses_a_file_whose_mode_or_type_changed_on_disk(builtin_sched, space, change):
+async def test_accept_refuses_a_file_whose_mode_or_type_changed_on_disk(sched, space, change):
     project = space["project"]
     (project / "src" / "app.py").chmod(0o644)
-    spec = await edit_app(builtin_sched, space)
+    spec = await edit_app(sched, space)
     change(project / "src" / "app.py")
     before = tree_hash(project)  # modes included
     with pytest.raises(OverlayConflict) as caught:
@@ -77,12 +71,10 @@ async def test_accept_refuses_a_file_whose_mode_or_type_changed_on_disk(builtin_
     assert tree_hash(project) == before and spec.state == "finished"
 
 
-async def test_a_directory_appearing_between_check_and_mkdir_is_a_conflict_and_nothing_lands(
-    builtin_sched, space, monkeypatch
-):
+async def test_a_directory_appearing_between_check_and_mkdir_is_a_conflict_and_nothing_lands(sched, space, monkeypatch):
     project = space["project"]
     made = str(project / "docs" / "deep" / "new.md")
-    spec = await edit_app(builtin_sched, space, [use("Write", file_path=made, content="new\n")])
+    spec = await edit_app(sched, space, [use("Write", file_path=made, content="new\n")])
     real_mkdir = os.mkdir
     raced = []
 
@@ -108,7 +100,7 @@ async def test_a_directory_appearing_between_check_and_mkdir_is_a_conflict_and_n
 
 
 @pytest.mark.parametrize("hard_links", [True, False], ids=["hard-links", "no-hard-links"])
-async def test_a_commit_failing_midway_undoes_the_commits_before_it(builtin_sched, space, monkeypatch, hard_links):
+async def test_a_commit_failing_midway_undoes_the_commits_before_it(sched, space, monkeypatch, hard_links):
     project = space["project"]
     if not hard_links:  # as on a file system without them: replaced files are moved aside instead
 
@@ -119,7 +111,7 @@ async def test_a_commit_failing_midway_undoes_the_commits_before_it(builtin_sche
     last = project / "zz.txt"
     last.write_text("zz\n")
     spec = await edit_app(
-        builtin_sched,
+        sched,
         space,
         [use("Write", file_path=str(project / "new" / "made.txt"), content="made\n")],
         [use("Read", file_path=str(last))],
@@ -149,12 +141,12 @@ async def test_a_commit_failing_midway_undoes_the_commits_before_it(builtin_sche
     assert tree_hash(project) == before
 
 
-async def test_an_undo_that_fails_is_reported_by_name(builtin_sched, space, monkeypatch):
+async def test_an_undo_that_fails_is_reported_by_name(sched, space, monkeypatch):
     project = space["project"]
     last = project / "zz.txt"
     last.write_text("zz\n")
     spec = await edit_app(
-        builtin_sched, space, [use("Read", file_path=str(last))], [use("Write", file_path=str(last), content="changed\n")]
+        sched, space, [use("Read", file_path=str(last))], [use("Write", file_path=str(last), content="changed\n")]
     )
     real_commit = safefs.StagedChange.commit
 
@@ -175,11 +167,11 @@ async def test_an_undo_that_fails_is_reported_by_name(builtin_sched, space, monk
     assert (project / "src" / "app.py").read_text().endswith("return 2\n") and leftovers(project) == []
 
 
-async def test_reading_a_file_the_run_already_changed_goes_on_and_sees_the_change(builtin_sched, space):
+async def test_reading_a_file_the_run_already_changed_goes_on_and_sees_the_change(sched, space):
     """A Read after an Edit reads the overlay copy; that copy is the run's own, not a path
     outside cwd (the real Read tool names its path, and the gate judges the rewritten input)."""
     app = str(space["project"] / "src" / "app.py")
-    spec = await edit_app(builtin_sched, space, [use("Read", file_path=app)], [use("Glob", pattern="src/*.py")])
+    spec = await edit_app(sched, space, [use("Read", file_path=app)], [use("Glob", pattern="src/*.py")])
     reads = [b for m in spec.transcript for b in (m.get("content") if isinstance(m.get("content"), list) else [])
              if isinstance(b, dict) and b.get("type") == "tool_result"]
     assert "return 2" in str(reads[2]["content"]) and "app.py" in str(reads[3]["content"])

@@ -14,14 +14,13 @@ import pytest
 
 import nbtoolsched as nts
 from nbtoolsched.speculation import speculate
-from nbtoolsched.tools import default_registry
 
-from .conftest import loop, text, tree_hash, use
+from .conftest import loop, make_registry, text, tree_hash, use
 
 
 def session(space: dict[str, Path], mode: str, **rules: list[str]) -> nts.Scheduler:
     perms = nts.Permissions(mode, cwd=space["project"], **rules)
-    return nts.Scheduler(default_registry(), permissions=perms, cwd=space["project"], session_dir=space["session"])
+    return nts.Scheduler(make_registry(), permissions=perms, cwd=space["project"], session_dir=space["session"])
 
 
 async def read_then_edit(sched: nts.Scheduler, space: dict[str, Path]):
@@ -90,7 +89,7 @@ async def test_a_deny_message_ending_in_a_period_is_not_doubled(space):
         def hides(self, tool):
             return False
 
-    sched = nts.Scheduler(default_registry(), permissions=Refuses(), cwd=space["project"], session_dir=space["session"])
+    sched = nts.Scheduler(make_registry(), permissions=Refuses(), cwd=space["project"], session_dir=space["session"])
     spec = await speculate("look", loop([use("Read", file_path="README.md")], [text("done")]), scheduler=sched)
     assert spec.boundary.kind == "permission"
     assert last_result(spec)["content"].startswith("Speculative run stopped before Read: Not today. Nothing was changed.")
@@ -104,7 +103,7 @@ async def test_a_permission_check_that_raises_stops_a_write_too(space):
         def hides(self, tool):
             return False
 
-    sched = nts.Scheduler(default_registry(), permissions=Broken(), cwd=space["project"], session_dir=space["session"])
+    sched = nts.Scheduler(make_registry(), permissions=Broken(), cwd=space["project"], session_dir=space["session"])
     spec = await speculate("write", loop([use("Write", file_path="new.txt", content="x")], [text("done")]), scheduler=sched)
     assert spec.boundary.kind == "permission" and spec.overlay.written == []
     assert "the permission check failed (rules file unreadable)" in last_result(spec)["content"]

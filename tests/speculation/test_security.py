@@ -7,6 +7,7 @@ after, so a write anywhere it should not be fails the test, whatever the code pa
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 from pathlib import Path
@@ -14,9 +15,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 import nbtoolsched as nts
-from nbtoolsched.speculation import OverlayConflict, speculate
+from nbtoolsched.speculation import Overlay, OverlayConflict, speculate
 from nbtoolsched.speculation import _overlay as overlay_module
 
 from .conftest import loop, make_registry, text, tree_hash, use
@@ -76,13 +78,18 @@ async def test_symlinked_file_pointing_outside_can_be_neither_written_nor_read(s
 async def test_symlinked_directory_component_pointing_outside(sched, space):
     os.symlink(space["outside"], space["project"] / "vendor")
     before = hashes(space)
-    for call in (
-        use("Write", file_path="vendor/new.txt", content="pwned"),
-        use("Edit", file_path="vendor/secret.txt", old_string="top", new_string="no"),
-        use("Delete", file_path="vendor/secret.txt"),
+    for call, kind in (
+        (use("Write", file_path="vendor/new.txt", content="pwned"), "outside_cwd"),
+        (use("Edit", file_path="vendor/secret.txt", old_string="top", new_string="no"), "outside_cwd"),
+        (use("NotebookEdit", notebook_path="vendor/nb.ipynb", new_source="x", cell_type="code", edit_mode="insert"),
+         "outside_cwd"),
+        (use("Read", file_path="vendor/secret.txt"), "outside_cwd"),
+        (use("Bash", command="cat vendor/secret.txt"), "outside_cwd"),  # read-only, but reads outside
+        (use("Bash", command="rm vendor/secret.txt"), "bash"),  # a deletion is a shell command
     ):
         spec = await run(sched, [call])
-        assert spec.boundary.kind == "outside_cwd", (call, spec.boundary)
+        assert spec.boundary.kind == kind, (call, spec.boundary)
+        assert "top secret" not in repr(spec.transcript)
         await spec.accept()
     assert hashes(space) == before
 
@@ -100,31 +107,16 @@ async def test_symlink_inside_cwd_to_inside_cwd_writes_the_target_and_keeps_the_
 
 async def test_symlink_swapped_in_between_two_writes_is_caught_on_the_second(sched, space):
     project, outside = space["project"], space["outside"]
-    calls = iter(["first", "second"])
 
-    class SwapAfterFirst(nts.Tool):
-        """A read-only tool that, as a test device, swaps a symlink in mid-run (an attacker)."""
+    async def swap_between_turns(request):
+        """Two turns, then an attacker swaps a symlink in, then the second write."""
+        await loop([use("Read", file_path="README.md")], [use("Write", file_path="README.md", content="one")])(request)
+        (project / "README.md").unlink()
+        os.symlink(outside / "secret.txt", project / "README.md")
+        await loop([use("Write", file_path="README.md", content="two")], [text("done")])(request)
 
-        name = "Swap"
-        permission_kind = "read"
-
-        def is_read_only(self, input):
-            return True
-
-        async def call(self, input, ctx):
-            (project / "README.md").unlink()
-            os.symlink(outside / "secret.txt", project / "README.md")
-            return next(calls)
-
-    sched.registry.register(SwapAfterFirst())
     before_outside = tree_hash(outside)
-    spec = await run(
-        sched,
-        [use("Read", file_path="README.md")],
-        [use("Write", file_path="README.md", content="one")],
-        [use("Swap")],
-        [use("Write", file_path="README.md", content="two")],
-    )
+    spec = await speculate("try it", swap_between_turns, scheduler=sched)
     assert spec.boundary.kind == "outside_cwd" and spec.boundary.tool == "Write"
     with pytest.raises(OverlayConflict, match="README.md"):
         await spec.accept()
@@ -217,12 +209,15 @@ async def test_files_changed_on_disk_while_speculating_are_refused(sched, space,
     assert hashes(space) == before
 
 
-async def test_deleting_a_file_changed_on_disk_is_refused(sched, space):
-    spec = await run(sched, [use("Delete", file_path="README.md")])
+def test_deleting_a_file_changed_on_disk_is_refused(space):
+    """No built-in tool deletes in a speculation (``rm`` is the bash boundary): the overlay's own API does."""
+    overlay = Overlay(space["project"], space["session"])
+    os.remove(overlay.prepare_write("README.md"))
     (space["project"] / "README.md").write_text("precious\n")
     with pytest.raises(OverlayConflict, match="README.md"):
-        await spec.accept()
+        overlay.apply()
     assert (space["project"] / "README.md").read_text() == "precious\n"
+    overlay.discard()
 
 
 async def test_a_hook_allow_cannot_skip_the_overlay(space):
@@ -257,7 +252,7 @@ async def test_a_hook_rewrite_is_what_the_sandbox_judges(space):
 
     hooks = nts.Hooks()
     hooks.add("PreToolUse", rewrite, "Bash")
-    sched = nts.Scheduler(nts.default_registry(), hooks=hooks, cwd=space["project"], session_dir=space["session"])
+    sched = nts.Scheduler(make_registry(), hooks=hooks, cwd=space["project"], session_dir=space["session"])
     before = hashes(space)
     spec = await run(sched, [use("Bash", command="ls")])
     assert spec.boundary.kind == "bash" and "rm -rf victim" in spec.boundary.detail
@@ -268,7 +263,7 @@ async def test_a_hook_rewrite_is_what_the_sandbox_judges(space):
 async def test_a_glob_pattern_leaving_cwd_is_a_boundary(space, pattern):
     """The real Glob tool: the sandbox judges the folder the pattern walks, not only ``path``."""
     pattern = pattern.replace("OUTSIDE_ABS", str(space["outside"]))
-    sched = nts.Scheduler(nts.default_registry(), cwd=space["project"], session_dir=space["session"])
+    sched = nts.Scheduler(make_registry(), cwd=space["project"], session_dir=space["session"])
     spec = await run(sched, [use("Glob", pattern=pattern)])
     assert spec.boundary.kind == "outside_cwd", spec.boundary
     assert "secret.txt" not in repr(spec.transcript)
@@ -276,25 +271,119 @@ async def test_a_glob_pattern_leaving_cwd_is_a_boundary(space, pattern):
     assert spec.boundary.complete and "app.py" in repr(spec.transcript)
 
 
+# -- user-defined tools: whatever they declare, the sandbox cannot confine them ----------------
+
+
+class _SaveInput(BaseModel):
+    file_path: str
+    backup_path: str
+    content: str
+
+
+class SaveWithBackup(nts.Tool):
+    """A user-defined tool that declares itself a file editor (``permission_kind="edit"``).
+
+    The sandbox can move its ``file_path`` into the overlay, but not the second path it
+    writes: only the built-in file tools are known to write nothing but their path.
+    """
+
+    name = "SaveWithBackup"
+    input_model = _SaveInput
+    permission_kind = "edit"
+
+    async def call(self, input, ctx):
+        for path in (input.file_path, input.backup_path):
+            Path(ctx.resolve_path(path)).write_text(input.content)
+        return "saved"
+
+
+class _CommandInput(BaseModel):
+    command: str
+
+
+class Tidy(nts.Tool):
+    """A user-defined tool that declares itself a read-only reader (and is not)."""
+
+    name = "Tidy"
+    permission_kind = "read"
+
+    def is_read_only(self, input):
+        return True
+
+    async def call(self, input, ctx):
+        Path(ctx.cwd, "tidied.txt").write_text("x")
+        return "tidy"
+
+
+class Shellish(nts.Tool):
+    """A user-defined tool shaped like a shell (a command, errors cancel siblings), claiming read-only."""
+
+    name = "Shellish"
+    input_model = _CommandInput
+    errors_cancel_siblings = True
+
+    def is_read_only(self, input):
+        return True
+
+    async def call(self, input, ctx):
+        Path(ctx.cwd, "shellish.txt").write_text(input.command)
+        return "ran"
+
+
+@pytest.mark.parametrize(
+    "tool, call",
+    [
+        (SaveWithBackup(), use("SaveWithBackup", file_path="README.md", backup_path="README.md.bak", content="x")),
+        (Tidy(), use("Tidy")),
+        (Shellish(), use("Shellish", command="ls")),
+    ],
+    ids=["edit-kind", "read-kind", "shell-like"],
+)
+async def test_a_user_defined_tool_is_a_boundary_whatever_it_declares(space, tool, call):
+    """As in Claude Code (only its named read, write and shell tools run in a speculation):
+    a user's tool declaring a permission kind could still write anywhere, so it stops the run."""
+    registry = make_registry()
+    registry.register(tool)
+    sched = nts.Scheduler(registry, permissions=nts.Permissions("acceptEdits", cwd=space["project"]),
+                          cwd=space["project"], session_dir=space["session"])
+    before = hashes(space)
+    spec = await run(sched, [call])
+    assert (spec.boundary.kind, spec.boundary.tool) == ("denied_tool", tool.name), spec.boundary
+    assert hashes(space) == before and spec.overlay.written == []
+
+
 # -- property: whatever the model asks, nothing outside the overlay changes ----------------------
 
 PATHS = [
-    "a.txt", "src/app.py", "./README.md", "src/../a.txt", "sub/deep/new.txt", "in_link/x.txt", "file_link",
+    "a.txt", "src/app.py", "./README.md", "src/../a.txt", "sub/deep/new.txt", "in_link/x.txt", "file_link", "nb.ipynb",
     "../outside/x.txt", "src/../../outside/secret.txt", "out_link/secret.txt", "out_file", "OUTSIDE_ABS", "sub",
 ]
+# Shell commands the model may try on a path: reads (which run, inside cwd) and writes (boundaries).
+COMMANDS = ["cat {p}", "ls -la {p}", "grep -r a {p}", "head -c 3 {p} > /dev/null", "rm -f {p}", "echo {c} > {p}",
+            "cp a.txt {p}", "ln -sf {p} made_link", "cat {p} >> a.txt", "cd {p} && cat *"]
 CALLS = st.lists(
-    st.tuples(st.sampled_from(["Read", "Write", "Edit", "Delete"]), st.sampled_from(PATHS), st.text("ab\n", max_size=5)),
+    st.tuples(
+        st.sampled_from(["Read", "Write", "Edit", "NotebookEdit", "Bash"]),
+        st.sampled_from(PATHS),
+        st.text("ab\n", max_size=5),
+        st.sampled_from(COMMANDS),
+    ),
     min_size=1,
     max_size=8,
 )
+NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
 
 
-def _block(tool, path, content, outside):
+def _block(tool, path, content, command, outside):
     path = str(outside / "abs.txt") if path == "OUTSIDE_ABS" else path
     if tool == "Write":
         return use("Write", file_path=path, content=content)
     if tool == "Edit":
         return use("Edit", file_path=path, old_string="a", new_string=content or "z")
+    if tool == "NotebookEdit":
+        return use("NotebookEdit", notebook_path=path, new_source=content, cell_type="code", edit_mode="insert")
+    if tool == "Bash":
+        return use("Bash", command=command.format(p=shlex.quote(path), c=shlex.quote(content)))
     return use(tool, file_path=path)
 
 
@@ -314,14 +403,15 @@ async def test_no_write_escapes_whatever_the_calls(calls):
         (project / "a.txt").write_text("a\n")
         (project / "README.md").write_text("ab\n")
         (project / "src/app.py").write_text("a = 1\n")
+        (project / "nb.ipynb").write_text(NOTEBOOK)
         (outside / "secret.txt").write_text("a secret\n")
         os.symlink(project / "src", project / "in_link")
         os.symlink(project / "a.txt", project / "file_link")
         os.symlink(outside, project / "out_link")
         os.symlink(outside / "secret.txt", project / "out_file")
         sched = nts.Scheduler(make_registry(), cwd=project, session_dir=session)
-        turns = [[use("Read", file_path=p)] for p in ("a.txt", "README.md", "src/app.py")]
-        turns += [[_block(tool, path, content, outside)] for tool, path, content in calls]
+        turns = [[use("Read", file_path=p)] for p in ("a.txt", "README.md", "src/app.py", "nb.ipynb")]
+        turns += [[_block(*call, outside)] for call in calls]
         before_project, before_outside = tree_hash(project), tree_hash(outside)
         files_before = _files(project)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.speculation import OverlayConflict, ScriptedTurn, speculate, start_speculation
+from nbtoolsched.speculation import Overlay, OverlayConflict, ScriptedTurn, speculate, start_speculation
 
-from .conftest import loop, text, tree_hash, use
+from .conftest import FETCHED, loop, make_registry, text, tree_hash, use
 
 
 async def test_edit_after_read_goes_to_overlay_and_accept_applies_it(sched, space):
@@ -59,7 +59,7 @@ async def test_write_new_file_then_read_it_then_reject_leaves_tree_identical(sch
         scheduler=sched,
     )
     assert spec.boundary.complete, spec.transcript
-    assert spec.transcript[3]["content"][0]["content"] == "hello\n"
+    assert spec.transcript[3]["content"][0]["content"] == "     1\thello"  # Read numbers its lines
     [change] = spec.changes()
     assert change.kind == "created" and change.diff.startswith("--- /dev/null\n+++ b/docs/notes.md")
     await spec.reject()
@@ -69,14 +69,28 @@ async def test_write_new_file_then_read_it_then_reject_leaves_tree_identical(sch
         await spec.accept()
 
 
-async def test_deletion_is_listed_and_applied(sched, space):
+async def test_deleting_a_file_is_a_shell_command_and_so_a_boundary(sched, space):
     project = space["project"]
-    spec = await speculate("drop readme", loop([use("Delete", file_path="README.md")], [text("gone")]), scheduler=sched)
-    assert (project / "README.md").exists()
-    [change] = spec.changes()
-    assert change.kind == "deleted" and "-# Demo" in change.diff
+    before = tree_hash(project)
+    spec = await speculate("drop readme", loop([use("Bash", command="rm README.md")], [text("gone")]), scheduler=sched)
+    assert (spec.boundary.kind, spec.boundary.detail) == ("bash", "rm README.md")
+    assert spec.changes() == [] and tree_hash(project) == before
     await spec.accept()
+    assert tree_hash(project) == before
+
+
+def test_a_deletion_in_the_overlay_is_listed_and_applied(space):
+    """No built-in tool deletes inside a speculation (``rm`` is the bash boundary); the
+    overlay still lists and applies a file gone from its copy, should one go."""
+    project = space["project"]
+    overlay = Overlay(project, space["session"])
+    os.remove(overlay.prepare_write("README.md"))
+    assert (project / "README.md").exists()
+    [change] = overlay.changes()
+    assert change.kind == "deleted" and "-# Demo" in change.diff
+    assert overlay.apply() == [change]
     assert not (project / "README.md").exists()
+    overlay.discard()
 
 
 async def test_read_only_shell_runs_but_a_writing_command_is_a_boundary(sched, space):
@@ -91,7 +105,7 @@ async def test_read_only_shell_runs_but_a_writing_command_is_a_boundary(sched, s
         ),
         scheduler=sched,
     )
-    assert spec.transcript[1]["content"][0]["content"] == "app.py\n"
+    assert spec.transcript[1]["content"][0]["content"] == "app.py"
     assert (spec.boundary.kind, spec.boundary.tool, spec.boundary.detail) == ("bash", "Bash", "echo built > out.txt")
     assert spec.turns == 2  # the loop stopped at the boundary
     assert not (project / "out.txt").exists() and tree_hash(project) == before
@@ -102,13 +116,13 @@ async def test_read_only_shell_runs_but_a_writing_command_is_a_boundary(sched, s
     assert result.query_required
     # the failed call and its result are gone; the text before it was trailing and is cut
     assert [m["role"] for m in result.messages] == ["assistant", "user"]
-    assert result.messages[-1]["content"][0]["content"] == "app.py\n"
+    assert result.messages[-1]["content"][0]["content"] == "app.py"
 
 
 @pytest.mark.parametrize(
     "call, kind",
     [
-        (use("WebFetch", url="https://example.com"), "denied_tool"),
+        (use("WebFetch", url="https://example.com", prompt="what is it?"), "denied_tool"),
         (use("Write", file_path="../outside/x.txt", content="x"), "outside_cwd"),
         (use("Read", file_path="/etc/hostname"), "outside_cwd"),
     ],
@@ -117,24 +131,25 @@ async def test_other_boundaries_are_recorded(sched, space, call, kind):
     spec = await speculate("go", loop([call], [text("unreachable")]), scheduler=sched)
     assert spec.boundary.kind == kind
     assert spec.boundary.tool == call["name"]
-    assert spec.turns == 1
+    assert spec.turns == 1 and FETCHED == []
 
 
 async def test_read_only_tool_without_path_may_run(sched):
-    spec = await speculate("time?", loop([use("Clock")], [text("noon")]), scheduler=sched)
-    assert spec.boundary.complete and spec.transcript[1]["content"][0]["content"] == "12:00"
+    spec = await speculate("docs?", loop([use("Glob", pattern="*.md")], [text("one")]), scheduler=sched)
+    assert spec.boundary.complete and spec.transcript[1]["content"][0]["content"] == "README.md"
 
 
 async def test_edits_can_be_made_a_boundary(sched, space):
     spec = await speculate(
         "edit", loop([use("Write", file_path="a.txt", content="x")]), scheduler=sched, allow_edits=False
     )
-    assert (spec.boundary.kind, spec.boundary.detail) == ("edit", "a.txt")
+    # the detail is the path as hooks and rules see it: absolute
+    assert (spec.boundary.kind, spec.boundary.detail) == ("edit", str(space["project"] / "a.txt"))
     assert spec.overlay.written == []
 
 
 async def test_turn_and_message_limits(sched):
-    many = [[use("Clock")] for _ in range(30)]
+    many = [[use("Glob", pattern="*.md")] for _ in range(30)]
     spec = await speculate("loop", loop(*many), scheduler=sched, max_turns=20)
     assert spec.boundary.kind == "max_turns" and spec.turns == 20
     spec = await speculate("loop", loop(*many), scheduler=sched, max_messages=7)
@@ -144,7 +159,7 @@ async def test_turn_and_message_limits(sched):
 
 
 async def test_accept_while_running_stops_it_and_cuts_to_a_user_message(sched, space):
-    turns = [ScriptedTurn([use("Clock")], delay=0.01), ScriptedTurn([text("thinking more")], delay=30)]
+    turns = [ScriptedTurn([use("Read", file_path="README.md")], delay=0.01), ScriptedTurn([text("more")], delay=30)]
     spec = start_speculation("slow", loop(*turns), scheduler=sched)
     while spec.turns < 1 or len(spec.transcript) < 2:
         await __import__("asyncio").sleep(0.01)
@@ -204,9 +219,7 @@ async def test_session_permissions_still_deny(space):
             return nts.Decision.allow()
 
         def hides(self, tool):
-            return tool.name == "Clock"
-
-    from .conftest import make_registry
+            return tool.name == "Sleep"
 
     project = space["project"]
     (project / "secrets").mkdir()
@@ -214,7 +227,8 @@ async def test_session_permissions_still_deny(space):
     sched = nts.Scheduler(make_registry(), permissions=DenySecrets(), cwd=project, session_dir=space["session"])
     spec = await speculate("peek", loop([use("Read", file_path="secrets/key")], [text("x")]), scheduler=sched)
     assert spec.boundary.kind == "permission" and "denied" in spec.transcript[-1]["content"][0]["content"]
-    assert "Clock" not in [t["name"] for t in spec.scheduler.registry.api_tools()]
+    assert "Sleep" in [t["name"] for t in make_registry().api_tools()]  # shown when nothing hides it
+    assert "Sleep" not in [t["name"] for t in spec.scheduler.registry.api_tools()]
     assert sched.registry.hidden is not spec.gate.hides  # the session's registry was not rewired
 
 
@@ -229,7 +243,7 @@ async def test_a_loop_that_raises_ends_with_an_error_boundary(sched):
 
 async def test_a_loop_that_ignores_abort_is_cancelled_after_the_grace_period(sched):
     async def stubborn(request):
-        await request.scheduler.run([use("WebFetch", url="u")])
+        await request.scheduler.run([use("WebFetch", url="https://example.com", prompt="p")])
         await __import__("asyncio").sleep(60)
 
     spec = await speculate("x", stubborn, scheduler=sched, grace=0.05)
@@ -256,8 +270,6 @@ async def test_overlay_root_inside_cwd_is_refused(sched, space):
 
 
 async def test_session_dir_inside_cwd_keeps_overlay_and_results_out_of_cwd(space):
-    from .conftest import make_registry
-
     project = space["project"]
     sched = nts.Scheduler(make_registry(), cwd=project, session_dir=project / ".session")
     before = tree_hash(project)
