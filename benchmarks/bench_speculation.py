@@ -1,7 +1,7 @@
 """Speculation: how much waiting accepting a speculated answer saves.
 
 A scripted three-turn session (the real Agent loop, a ScriptedModel streaming with
-realistic pauses, real file tools with realistic latencies) is run two ways for each
+realistic pauses, the built-in tools with realistic latencies added) is run two ways for each
 "think time" (how long the user looks at the suggestion before accepting it):
 
 * normal: the user accepts, then the agent runs all the turns;
@@ -27,84 +27,41 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 import nbtoolsched as nts
 from nbtoolsched.agent._loop import Agent
 from nbtoolsched.models import ScriptedModel, Turn, text, tool_use
 from nbtoolsched.speculation import agent_loop, start_speculation
+from nbtoolsched.tools import BashTool, EditTool, GrepTool, ReadTool
 
 SCALE = 1.0
 
 
-class ReadIn(BaseModel):
-    file_path: str
+class _Slowed:
+    """A built-in tool that first waits its realistic latency (the tiny project makes the
+    real work instant), then does exactly what the built-in does."""
+
+    latency = 0.0
+
+    async def call(self, input: Any, ctx: nts.ToolContext) -> Any:
+        await asyncio.sleep(self.latency * SCALE)
+        return await super().call(input, ctx)  # type: ignore[misc]
 
 
-class GrepIn(BaseModel):
-    pattern: str
-    path: str | None = None
-
-
-class EditIn(BaseModel):
-    file_path: str
-    old_string: str
-    new_string: str
-
-
-class BashIn(BaseModel):
-    command: str
-
-
-class Read(nts.Tool):
-    name, input_model, file_access = "Read", ReadIn, "read"
+class Read(_Slowed, ReadTool):
     latency = 0.05
 
-    def is_read_only(self, input: Any) -> bool:
-        return True
 
-    def is_concurrency_safe(self, input: Any) -> bool:
-        return True
-
-    async def call(self, input: ReadIn, ctx: nts.ToolContext) -> str:
-        await asyncio.sleep(self.latency * SCALE)
-        path = ctx.resolve_path(input.file_path)
-        ctx.file_state.record(path)
-        return Path(path).read_text()
-
-
-class Grep(Read):
-    name, input_model = "Grep", GrepIn
+class Grep(_Slowed, GrepTool):
     latency = 0.30
 
-    async def call(self, input: GrepIn, ctx: nts.ToolContext) -> str:
-        await asyncio.sleep(self.latency * SCALE)
-        hits = [str(p.relative_to(ctx.cwd)) for p in Path(ctx.cwd).rglob("*.py") if input.pattern in p.read_text()]
-        return "\n".join(sorted(hits))
+
+class Edit(_Slowed, EditTool):
+    latency = 0.05
 
 
-class Edit(nts.Tool):
-    name, input_model, file_access = "Edit", EditIn, "edit"
-
-    async def call(self, input: EditIn, ctx: nts.ToolContext) -> nts.ToolOutput:
-        await asyncio.sleep(0.05 * SCALE)
-        path = ctx.resolve_path(input.file_path)
-        if ctx.file_state.changed_since_read(path):
-            return nts.ToolOutput("Read the file first.", is_error=True)
-        Path(path).write_text(Path(path).read_text().replace(input.old_string, input.new_string, 1))
-        ctx.file_state.record(path)
-        return nts.ToolOutput(f"Edited {input.file_path}")
-
-
-class Bash(nts.Tool):
-    name, input_model, errors_cancel_siblings = "Bash", BashIn, True
-
-    def is_read_only(self, input: BashIn) -> bool:
-        return input.command.split()[0] in {"ls", "cat", "grep"}
-
-    async def call(self, input: BashIn, ctx: nts.ToolContext) -> str:
-        await asyncio.sleep(1.2 * SCALE)  # a short test run
-        return "4 passed"
+def test_run() -> str:
+    """A short test run: a real command that is not read-only, so speculation stops there."""
+    return f"python3 -c \"import time; time.sleep({1.2 * SCALE:.3f}); print('4 passed')\""
 
 
 def session(with_test_run: bool) -> list[Turn]:
@@ -112,7 +69,7 @@ def session(with_test_run: bool) -> list[Turn]:
     edit = tool_use("Edit", file_path="src/parser.py", old_string="return None", new_string="return []")
     second = [text("Empty input returns None; it should be an empty list."), edit]
     if with_test_run:
-        second.append(tool_use("Bash", command="pytest -q tests"))
+        second.append(tool_use("Bash", command=test_run()))
     return [
         Turn([text("Looking for the parser."), tool_use("Grep", pattern="def parse"),
               tool_use("Read", file_path="src/parser.py"), tool_use("Read", file_path="tests/test_parser.py")], **timing),
@@ -130,7 +87,7 @@ def project(root: Path) -> Path:
 
 
 def scheduler(cwd: Path) -> nts.Scheduler:
-    return nts.Scheduler(nts.ToolRegistry([Read(), Grep(), Edit(), Bash()]), cwd=cwd, session_dir=cwd.parent / "session")
+    return nts.Scheduler(nts.ToolRegistry([Read(), Grep(), Edit(), BashTool()]), cwd=cwd, session_dir=cwd.parent / "session")
 
 
 SUGGESTION = "Fix parse() for empty input"
