@@ -29,27 +29,30 @@ def apply_modifier(context: ToolContext, outcome: CallOutcome) -> ToolContext:
     return updated if isinstance(updated, ToolContext) else context
 
 
-def traced_approver(approver: Any, events: RunEvents, batch_of: Callable[[str], int]) -> Any:
+def traced_approver(approver: Any, events: RunEvents, call_of: Callable[[str], tuple[str, int] | None]) -> Any:
     """The run's approver, wrapped so listeners see when a call waits for a person and
-    what they said (``batch_of`` names the batch of a ``tool_use_id``)."""
-    return _TracedApprover(approver, events, batch_of)
+    what they said (``call_of`` gives the name and batch a ``tool_use_id``'s call has in
+    the run's other events, or None for an id the run does not know)."""
+    return _TracedApprover(approver, events, call_of)
 
 
 class _TracedApprover:
     """One per run, not one per call: most calls never ask, and the request names its call."""
 
-    __slots__ = ("__wrapped__", "events", "batch_of")
+    __slots__ = ("__wrapped__", "events", "call_of")
 
-    def __init__(self, approver: Any, events: RunEvents, batch_of: Callable[[str], int]) -> None:
+    def __init__(self, approver: Any, events: RunEvents, call_of: Callable[[str], tuple[str, int] | None]) -> None:
         self.__wrapped__ = approver  # who really holds the request (a broker)
-        self.events, self.batch_of = events, batch_of
+        self.events, self.call_of = events, call_of
 
     async def __call__(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         events = self.events
         if not events.listening:
             return await self.__wrapped__(request, *args, **kwargs)
-        tool_use_id, name = request.tool_use_id, request.tool_name
-        batch = self.batch_of(tool_use_id)
+        tool_use_id = request.tool_use_id
+        # The name the call has in its other events: the model's, which may be an old alias
+        # of the tool the request names.
+        name, batch = self.call_of(tool_use_id) or (request.tool_name, 0)
         events.emit(ApprovalAsked(tool_use_id, name, batch, events.clock()))
         answer = None
         try:

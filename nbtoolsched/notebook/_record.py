@@ -47,6 +47,7 @@ class Record:
         self.display_ids: list[str] = []
         self.final: dict[str, str] | None = None
         self._shown_in: int | None = None  # which cell first showed it (counted by cells ended)
+        self._shown_to: Any = None  # the request that cell's outputs were addressed to
 
     def bundle(self) -> dict[str, Any]:
         """What an output holds now: the widget while live, the final record once over."""
@@ -63,7 +64,7 @@ class Record:
         display_id = uuid.uuid4().hex
         self.display_ids.append(display_id)
         if self._shown_in is None:
-            self._shown_in = _cells_ended
+            self._shown_in, self._shown_to = _cells_ended, _addressed_to()
         display(self.bundle(), raw=True, display_id=display_id)
 
     def finish(self, html: str, text: str) -> None:
@@ -72,7 +73,7 @@ class Record:
         if not self.display_ids:
             return
         self._send()
-        if self._shown_in != _cells_ended:  # its cell is over: see _ANNOUNCE_AGAIN
+        if self._shown_in != _cells_ended or _addressed_to() != self._shown_to:  # see _ANNOUNCE_AGAIN
             _ANNOUNCE_AGAIN.append(self)
 
     def _send(self) -> None:
@@ -91,10 +92,24 @@ class Record:
 # is a context variable). JupyterLab applies it anyway; headless runners (nbclient,
 # nbconvert, papermill) drop messages for a cell that is over, and would save the first,
 # live state. So a record finished after its cell ended is sent once more at the end of the
-# next cell, from that cell's context, where every runner applies it by display id. (One
-# finished while its own cell still runs reached that cell already.)
+# next cell, from that cell's context, where every runner applies it by display id. One
+# finished while its own cell still runs reached that cell only if it was sent from that
+# cell's context: the UI pump that finishes records is a task made in the cell of the
+# first run, so it addresses later cells' records to that first cell; they are sent again.
 _ANNOUNCE_AGAIN: list[Record] = []
 _cells_ended = 0
+
+
+def _addressed_to() -> Any:
+    """The request an output sent from here goes to (ipykernel 7 keeps it per context), or
+    None outside a kernel."""
+    try:
+        from IPython import get_ipython
+
+        header = get_ipython().display_pub.parent_header
+    except Exception:  # noqa: BLE001 - no IPython, no kernel: nothing to compare
+        return None
+    return header.get("msg_id") if isinstance(header, dict) else None
 
 
 def announce_finished_records() -> None:

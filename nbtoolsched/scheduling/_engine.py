@@ -181,7 +181,7 @@ class StreamingToolExecutor:
         self._walking = False
         self._walk_again = False
         self._stop_watching = ctx.abort.on_abort(self._on_query_abort)
-        self._approver = traced_approver(pipeline.approver, self.events, self._batch_of) if pipeline.approver else None
+        self._approver = traced_approver(pipeline.approver, self.events, self._call_of) if pipeline.approver else None
 
     # -- lifetime ---------------------------------------------------------------------------
     async def __aenter__(self) -> "StreamingToolExecutor":
@@ -436,9 +436,9 @@ class StreamingToolExecutor:
         self._busy_workers -= 1  # free before the completion starts the next call: this worker takes it
         self._complete(tracked, outcome)
 
-    def _batch_of(self, tool_use_id: str) -> int:
+    def _call_of(self, tool_use_id: str) -> tuple[str, int] | None:
         tracked = self._by_id.get(tool_use_id)
-        return tracked.batch if tracked is not None else 0
+        return (tracked.call.name, tracked.batch) if tracked is not None else None
 
     def _cancel(self, tracked: TrackedTool) -> None:
         if tracked.worker is not None and tracked.begun and not tracked.cancel_requested and tracked.status == "executing":

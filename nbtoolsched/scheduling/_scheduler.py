@@ -28,6 +28,7 @@ from ..execution._prepare import PreparedCall, discovered_tools, prepare_calls
 from .._events import ContextEvent, SchedulerEvent
 from .._messages import ToolResultBlock
 from ..permissions._base import HookRunner, PermissionGate
+from ..permissions._modes import check_mode
 from .._registry import ToolRegistry
 from ..tool._abort import AbortSignal
 from ..tool._context import ToolContext
@@ -123,6 +124,8 @@ class Scheduler:
         abort: AbortSignal | None,
     ) -> _Run:
         pipeline = self.pipeline
+        if isinstance(mode, str):
+            check_mode(mode)  # a typo is the caller's error, not a tool error for every call
         if mode is not DEFAULT or approver is not DEFAULT:
             pipeline = pipeline.with_options(
                 mode=None if mode is DEFAULT else mode,

@@ -143,6 +143,9 @@ def _input_model_for(fn: Callable[..., Any], tool_name: str) -> tuple[type[BaseM
     fields: dict[str, Any] = {}
     ctx_param: str | None = None
     for param in signature.parameters.values():
+        if param.kind is param.POSITIONAL_ONLY:  # ``call`` passes every input (and ctx) by name
+            raise TypeError(f"@tool {tool_name}: the positional-only parameter {param.name!r} cannot be passed by name; "
+                            "drop the '/' from the signature")
         annotation = hints.get(param.name, param.annotation)
         if annotation is ToolContext or (param.name == "ctx" and annotation in (inspect.Parameter.empty, Any)):
             ctx_param = param.name

@@ -79,3 +79,29 @@ async def test_add_tool_still_answers_a_malformed_block_with_an_error_result(sch
         tracked = ex.add_tool({"type": "tool_use", "name": "Read"})
     assert tracked.outcome is not None and tracked.outcome.result.is_error
     assert "has no string 'id'" in tracked.outcome.result.content
+
+
+@pytest.mark.parametrize("entry", ["run", "run_outcomes", "submit", "stream", "streaming_executor"])
+async def test_an_unknown_per_run_mode_is_refused_before_anything_runs(tmp_path, entry):
+    """A typo in ``mode=`` is the caller's error: it raises, naming the mode, instead of
+    turning every call into a tool error the model would read."""
+    ran: list[str] = []
+
+    @nts.tool
+    async def poke() -> str:
+        ran.append("poke")
+        return "poked"
+
+    sched = nts.Scheduler(nts.ToolRegistry([poke]), permissions=nts.Permissions(cwd=tmp_path))
+    blocks = [{"type": "tool_use", "id": "p", "name": "poke", "input": {}}]
+    with pytest.raises(nts.PermissionConfigError, match="bypass_permissions"):
+        if entry == "stream":
+            [e async for e in sched.stream(blocks, mode="bypass_permissions")]
+        elif entry == "streaming_executor":
+            async with sched.streaming_executor(mode="bypass_permissions") as ex:
+                ex.add_tool(blocks[0])
+        elif entry == "submit":
+            await sched.submit(blocks, mode="bypass_permissions")
+        else:
+            await getattr(sched, entry)(blocks, mode="bypass_permissions")
+    assert ran == []

@@ -121,3 +121,16 @@ def test_abort_tree_children_follow_parents_not_the_reverse() -> None:
     leaf = bubbled.child(bubble=bubbled.abort)
     leaf.abort("user_abort")
     assert bubbled.reason == "user_abort"
+
+
+def test_decorator_refuses_parameters_it_could_never_pass() -> None:
+    """A call passes the input by name: a positional-only parameter would fail every call
+    with a TypeError, so it is refused when the tool is made, naming the parameter."""
+    with pytest.raises(TypeError, match=r"@tool shift: the positional-only parameter 'x'"):
+        @nts.tool
+        async def shift(x: int, /, by: int = 1) -> int:
+            return x + by
+    with pytest.raises(TypeError, match=r"\*args and \*\*kwargs"):
+        @nts.tool
+        def spread(*names: str) -> int:
+            return len(names)

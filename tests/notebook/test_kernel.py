@@ -217,3 +217,55 @@ def test_interrupting_a_wait_cell_stops_the_run_and_says_so_in_one_line(kernel):
     out = collect(client, msg_id, 30, "the interrupted --wait cell")
     assert "interrupted: toolcall w_int was stopped" in out["stderr"] and out["error"] is None, out
     assert execute(client, "print(w_int.outcomes[0].status)")["stdout"].strip() == "cancelled"
+
+
+@pytest.fixture(scope="module")
+def current_kernel(tmp_path_factory):
+    """A kernel on this environment's ipykernel (7.x: the parent header is a context variable)."""
+    work = tmp_path_factory.mktemp("records") / "work"
+    work.mkdir()
+    env = {"CLAUDE_CONFIG_DIR": str(work.parent / "claude"), "NBTOOLSCHED_APPROVAL": ""}
+    with running_kernel(kernel_python("ipykernel-current"), work, env) as (_manager, client):
+        loaded = execute(client, "%load_ext nbtoolsched\n" + TOUCH_TOOL)
+        assert loaded["error"] is None, loaded
+        yield client
+
+
+def _iopub_of(client, code: str, timeout: float = 60) -> list[dict]:
+    """Every iopub message addressed to the cell ``code`` until it went idle."""
+    msg_id = client.execute(code)
+    got: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        assert time.monotonic() < deadline, f"the cell did not finish within {timeout} s:\n{code}"
+        try:
+            msg = client.get_iopub_msg(timeout=5)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        got.append(msg)
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return got
+
+
+def test_a_record_finished_by_a_task_of_an_earlier_cell_reaches_its_own_cell(current_kernel):
+    """The UI pump that finishes records is a task made in the cell of the first run, and
+    ipykernel 7 addresses what it sends to that cell: a record shown and finished within
+    one later cell must still be sent again from that cell, or a headless runner (nbclient,
+    nbconvert, papermill) saves its live state."""
+    client = current_kernel
+    assert execute(client, "%%toolcall --name rec_first --policy allow\n- touch: {name: first.txt}\n")["error"] is None
+    assert execute(client, "await rec_first")["error"] is None  # the pump task now belongs to that cell
+    cell = ("import asyncio\nfrom IPython.display import display\nfrom nbtoolsched.notebook import get_session\n"
+            "rec_b = get_session().submit([{'type': 'tool_use', 'id': 'b', 'name': 'touch', 'input': {'name': 'b.txt'}}],"
+            " policy='allow')\n"
+            "display(rec_b)\nawait rec_b\n"
+            "for _ in range(200):\n    if rec_b.panel.record.final is not None:\n        break\n    await asyncio.sleep(0.05)\n"
+            "print('finished', rec_b.panel.record.final is not None)\n")
+    got = _iopub_of(client, cell)
+    assert any(m["msg_type"] == "stream" and "finished True" in m["content"]["text"] for m in got), got
+    shown = [m["content"]["transient"]["display_id"] for m in got if m["msg_type"] == "display_data"]
+    final = [m["content"]["transient"]["display_id"] for m in got
+             if m["msg_type"] == "update_display_data" and 'class="nts-record' in m["content"]["data"].get("text/html", "")]
+    assert len(shown) == 1 and shown[0] in final, (shown, final)
