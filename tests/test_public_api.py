@@ -31,6 +31,17 @@ def test_the_top_level_exports_what_users_write_and_catch() -> None:
         assert name not in nts.__all__
 
 
+def test_the_readme_names_every_top_level_name() -> None:
+    """The top level is the documented surface: each name appears in the README, in
+    backticks or in the error tree."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tree = readme[readme.index("### Errors you can catch"):readme.index("## In Jupyter")]
+    missing = [n for n in nts.__all__ if f"`{n}`" not in readme and not re.search(rf"\b{n}\b", tree)]
+    assert not missing, f"top-level names the README never mentions: {missing}"
+
+
 def test_every_error_users_catch_derives_from_one_exported_base() -> None:
     errors = [getattr(nts, n) for n in nts.__all__ if isinstance(getattr(nts, n), type) and issubclass(getattr(nts, n), Exception)]
     assert len(errors) >= 12
