@@ -47,12 +47,12 @@ class _TracedApprover:
 
     async def __call__(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         events = self.events
-        if not events.listening:
+        tool_use_id = getattr(request, "tool_use_id", None)  # a custom gate may ask with its own object
+        if not events.listening or not isinstance(tool_use_id, str):
             return await self.__wrapped__(request, *args, **kwargs)
-        tool_use_id = request.tool_use_id
         # The name the call has in its other events: the model's, which may be an old alias
         # of the tool the request names.
-        name, batch = self.call_of(tool_use_id) or (request.tool_name, 0)
+        name, batch = self.call_of(tool_use_id) or (str(getattr(request, "tool_name", "")), 0)
         events.emit(ApprovalAsked(tool_use_id, name, batch, events.clock()))
         answer = None
         try:

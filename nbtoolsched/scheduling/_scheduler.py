@@ -93,7 +93,10 @@ class Scheduler:
                 permission_context=context.permission_context if context.permission_context is not None else permissions,
             )
         self.context = context  # where runs start unless they bring their own
-        self.events = RunEvents()  # scheduler-wide listeners see every run
+        # Scheduler-wide listeners see every run that starts after they subscribe: a run
+        # copies them when it starts, so a listener of one run never sees another's events
+        # and a run nobody listens to builds no event at all.
+        self.events = RunEvents()
         self.record_trace = record_trace  # keep each run's trace (bounded) in ``last_trace``
         self.last_trace: Trace | None = None
 
@@ -179,7 +182,8 @@ class Scheduler:
         events: RunEvents | None = None,
     ) -> RunResult:
         """Run a batch: every outcome in block order, the final context, the trace, and a
-        ``RunState`` to resume from when approvals were deferred."""
+        ``RunState`` to resume from when approvals were deferred. ``events`` replaces the
+        scheduler's listeners for this run (copied when it starts, as they are)."""
         items = block_list(blocks, "Scheduler.run_outcomes()")
         run = self._resolve(mode, max_concurrency, approver, context, abort)
         calls = self.prepare(items, context=run.context)
@@ -308,7 +312,8 @@ class Scheduler:
     ) -> StreamingToolExecutor:
         """An executor to feed with ``add_tool`` while a model's answer streams.
 
-        Use it as ``async with scheduler.streaming_executor() as ex:``.
+        Use it as ``async with scheduler.streaming_executor() as ex:``. Given ``events``, it
+        emits into that fan-out itself, so listeners may join while it runs.
         """
         run = self._resolve(mode, max_concurrency, approver, context, abort)
         return self._executor(run, events if events is not None else self._run_events(), cancel_on_shell_error=cancel_on_shell_error)

@@ -93,3 +93,28 @@ async def test_a_resumed_run_names_its_calls(tmp_path):
     sched.events.subscribe(seen.append)
     await sched.resume(first.state, {"b": {"kind": "allow"}})
     check(seen)  # b answered from the saved answer, d asked (and deferred again)
+
+
+async def test_a_custom_gate_may_ask_its_approver_with_its_own_question(tmp_path):
+    """The run's approver wrapper reads the call from the request when it can; a gate that
+    asks with something else (here a string) still reaches the approver, untraced."""
+    asked: list[Any] = []
+
+    async def approver(question: Any) -> str:
+        asked.append(question)
+        return "yes"
+
+    class AskingGate:
+        async def decide(self, request: Any) -> nts.Decision:
+            answer = await request.approver(f"may {request.tool.name} run?")
+            return nts.Decision.allow() if answer == "yes" else nts.Decision.deny("no")
+
+        def hides(self, tool: Any) -> bool:
+            return False
+
+    sched = nts.Scheduler(nts.ToolRegistry([look, change]), permissions=AskingGate(), approver=approver)
+    seen: list[Any] = []
+    result = await sched.run_outcomes(BLOCKS[:2], events=RunEvents([seen.append]))
+    assert [o.status for o in result.outcomes] == ["completed", "completed"]
+    assert asked == ["may look run?", "may change run?"]
+    assert not any(isinstance(e, nts.ApprovalAsked) for e in seen)
