@@ -14,7 +14,6 @@ import atexit
 import base64
 import html
 import importlib.util
-import os
 import re
 import shutil
 import subprocess

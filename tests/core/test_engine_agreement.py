@@ -65,14 +65,17 @@ class _Marker(nts.Tool):
             ctx.abort.abort(nts.USER_ABORT)  # stops the turn as this call returns its result
         if input.fail:
             raise RuntimeError(f"{input.tag} failed (it saw {seen or 'nothing'})")
-        modifier = None
-        if input.modify:
-            tag = input.tag
-
-            def modifier(c: nts.ToolContext) -> nts.ToolContext:
-                return c.replace(options={**c.options, "marks": (*c.options.get("marks", ()), tag)})
-
+        modifier = _marking(input.tag) if input.modify else None
         return nts.ToolOutput(f"{input.tag} saw {seen or 'nothing'}", context_modifier=modifier)
+
+
+def _marking(tag: str) -> Any:
+    """A context modifier that appends ``tag`` to the context's marks."""
+
+    def modifier(c: nts.ToolContext) -> nts.ToolContext:
+        return c.replace(options={**c.options, "marks": (*c.options.get("marks", ()), tag)})
+
+    return modifier
 
 
 steps = st.lists(  # safe, shell, fail, modify, pause

@@ -9,7 +9,6 @@ import threading
 
 import pytest
 
-import nbtoolsched as nts
 from nbtoolsched._session_log import read_transcript
 from nbtoolsched.agent._transcript import validate_transcript
 
