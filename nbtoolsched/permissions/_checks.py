@@ -16,6 +16,7 @@ from typing import Any, Callable
 from ..shell._flags import long_option_matches
 from ..shell._invocations import command_line
 from ..shell._parse import parse_command
+from ..shell._sed import sed_script_problem
 from ..tool._decision import Decision, DecisionReason
 from ..tool._base import Tool
 from ._matching import (
@@ -366,11 +367,28 @@ def _subcommand_check(
     rule = next((r for r in rules["allow"] if shell_rule_matches(r, allow_candidates(sub), is_compound=lambda c: _compound(facts, c))), None)
     if rule is not None:
         return _decide(rule, sub)
-    if facts.mode == "acceptEdits" and first_word(denyish[-1]) in ACCEPT_EDITS_COMMANDS:
+    if facts.mode == "acceptEdits" and _accept_edits_command(denyish[-1]):
         return Decision.allow(None, DecisionReason("mode", f"acceptEdits allows `{first_word(denyish[-1])}` inside the working directories"))
     if _read_only(facts, sub, field_name):
         return _reads_outside(facts, denyish[-1], bases) or Decision.allow(None, DecisionReason("tool", "read-only command"))
     return Decision.passthrough(f"No rule allows `{sub}`.")
+
+
+def _accept_edits_command(sub: str) -> bool:
+    """Is ``sub`` one of the commands acceptEdits allows (mkdir, touch, rm, rmdir, mv, cp,
+    sed) and, for sed, one whose script only edits the stream? ``sed '1e cmd' f`` and
+    ``s/x/y/e`` run a program, ``w f`` writes anywhere: Claude Code's sed constraints
+    refuse those too, before the mode allows sed. (Ours read the script, so they accept
+    more stream commands than Claude Code's two patterns; ``a``/``i``/``c`` text asks.)"""
+    head = first_word(sub)
+    if head not in ACCEPT_EDITS_COMMANDS:
+        return False
+    if head != "sed":
+        return True
+    parsed = parse_command(sub)
+    if parsed.errors or len(parsed.commands) != 1 or parsed.commands[0].is_dynamic:
+        return False
+    return sed_script_problem(parsed.commands[0].argv) is None
 
 
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
