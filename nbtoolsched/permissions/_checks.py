@@ -16,6 +16,7 @@ from typing import Any, Callable
 from ..shell._flags import long_option_matches
 from ..shell._invocations import command_line
 from ..shell._parse import parse_command
+from ..shell._sed import sed_script_problem
 from ..tool._decision import Decision, DecisionReason
 from ..tool._base import Tool
 from ._matching import (
@@ -30,7 +31,7 @@ from ._matching import (
 from ._modes import ACCEPT_EDITS_COMMANDS
 from ._paths import MAX_LINK_WALK, inside_working_dirs, links_under, paths_for_check, safety_concern, shell_paths_for_check
 from ._rules import Behavior, PermissionRule, RuleSet
-from ._shell_reads import read_targets
+from ._shell_reads import ReadTargets, line_names, read_targets
 from ._shell_rules import allow_candidates, deny_candidates, first_word, shell_words, suggest_shell_rule
 
 __all__ = ["CallFacts", "tool_kind", "builtin_check", "is_immune_ask", "shell_field", "read_protection"]
@@ -260,6 +261,13 @@ def _shell_check(facts: CallFacts) -> Decision:
             found = next((r for r in rules[behavior] if shell_rule_matches(r, whole_deny)), None)
             if found is not None:
                 return _decide(found, f"running `{command}`")
+        # What runs in loops, functions and substitutions still may not read a protected
+        # file: its redirections (`done < .env`, `$(< .env)`) and the files it names.
+        moves = _relative_bases(facts, [cmd.display for cmd in parse_command(command).commands]) or [facts.cwd]
+        redirect = _redirect_check(facts, command, moves)
+        if redirect is not None and (redirect.behavior == "deny" or is_immune_ask(redirect)):
+            return redirect
+        held = held or _line_exposure(facts, command, moves)
         if held is not None:
             return held
         if exact_allow is not None:
@@ -278,7 +286,7 @@ def _shell_check(facts: CallFacts) -> Decision:
     denied = next((r for r in results if r.behavior == "deny"), None)
     if denied is not None:
         return denied
-    immune = next((r for r in results if is_immune_ask(r)), held)
+    immune = next((r for r in results if is_immune_ask(r)), held) or _line_exposure(facts, command, bases)
     if immune is not None:
         return immune
     if structural is not None:
@@ -360,17 +368,43 @@ def _subcommand_check(
         rule = next((r for r in rules[behavior] if shell_rule_matches(r, denyish)), None)
         if rule is not None:
             return _decide(rule, f"running `{sub}`")
-    constraint = _path_constraints(facts, denyish[-1]) or _read_exposure(facts, denyish[-1], bases)
+    # Both checks run: a plain ask of one (`cat /etc/hostname .env` reads outside the
+    # working dirs) must not hide the other's deny or safety check (.env is protected).
+    constraint = _strongest(_path_constraints(facts, denyish[-1]), _read_exposure(facts, denyish[-1], bases))
     if constraint is not None:
         return constraint
     rule = next((r for r in rules["allow"] if shell_rule_matches(r, allow_candidates(sub), is_compound=lambda c: _compound(facts, c))), None)
     if rule is not None:
         return _decide(rule, sub)
-    if facts.mode == "acceptEdits" and first_word(denyish[-1]) in ACCEPT_EDITS_COMMANDS:
+    if facts.mode == "acceptEdits" and _accept_edits_command(denyish[-1]):
         return Decision.allow(None, DecisionReason("mode", f"acceptEdits allows `{first_word(denyish[-1])}` inside the working directories"))
     if _read_only(facts, sub, field_name):
         return _reads_outside(facts, denyish[-1], bases) or Decision.allow(None, DecisionReason("tool", "read-only command"))
     return Decision.passthrough(f"No rule allows `{sub}`.")
+
+
+def _strongest(*verdicts: Decision | None) -> Decision | None:
+    """The deny, else the bypass-immune ask, else the first verdict given."""
+    given = [v for v in verdicts if v is not None]
+    return next((v for v in given if v.behavior == "deny"), None) or next((v for v in given if is_immune_ask(v)), None) or (
+        given[0] if given else None)
+
+
+def _accept_edits_command(sub: str) -> bool:
+    """Is ``sub`` one of the commands acceptEdits allows (mkdir, touch, rm, rmdir, mv, cp,
+    sed) and, for sed, one whose script only edits the stream? ``sed '1e cmd' f`` and
+    ``s/x/y/e`` run a program, ``w f`` writes anywhere: Claude Code's sed constraints
+    refuse those too, before the mode allows sed. (Ours read the script, so they accept
+    more stream commands than Claude Code's two patterns; ``a``/``i``/``c`` text asks.)"""
+    head = first_word(sub)
+    if head not in ACCEPT_EDITS_COMMANDS:
+        return False
+    if head != "sed":
+        return True
+    parsed = parse_command(sub)
+    if parsed.errors or len(parsed.commands) != 1 or parsed.commands[0].is_dynamic:
+        return False
+    return sed_script_problem(parsed.commands[0].argv) is None
 
 
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
@@ -469,40 +503,77 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
     and file lists it reads from its input (``xargs cat``). Stricter than Claude Code,
     which checks only the paths a few commands name and so lets those print a denied file.
     A word naming a protected file asks in every mode, bypass too (a deny rule beats
-    bypass); folders, globs and input lists are a wider guess, whose ask bypass lets through.
+    bypass), whatever else the command does; folders, globs, input lists and words the
+    shell computes are a wider guess, whose ask bypass lets through.
     """
-    protected = _path_rules(facts, "deny", "Read") + _path_rules(facts, "ask", "Read")
+    protected = _protected_reads(facts)
     if not protected:
         return None
     reason = DecisionReason("tool", "may read a path a Read rule protects")
+    targets = read_targets(sub, bases or [facts.cwd])
+    named = _named_exposure(facts, sub, targets, bases or [facts.cwd], protected)
+    if named is not None and (bases is not None or is_immune_ask(named)):
+        return named  # after a cd the shell decides, a name is still judged from cwd
     if bases is None:
         return Decision.ask(f"`{sub}` runs in a folder the shell decides, so it may read a path {protected[0].text} protects.", reason)
-    targets = read_targets(sub, bases)
     if targets.unknown:
         return Decision.ask(f"`{sub}` {targets.unknown}, so it may read a path the rule {protected[0].text} protects.", reason)
-    for raw, test, what in (
-        *((raw, path_rule_matches, "may read") for raw in targets.files),
-        *((raw, path_rule_may_match_within, "may read files under") for raw in targets.trees),
-    ):
+    for raw in targets.trees:
         for base in bases:
             found = shell_paths_for_check(raw, base)
             if found is None:
                 return _process_path_ask(raw)
-            paths = found
-            rule = next((r for r in protected if test(r, paths, facts.cwd, facts.home)), None)
-            if rule is not None and test is path_rule_matches:
-                # A word that names the protected file: a safety check, so it asks even in
-                # bypass mode. Not a deny: the word may be a pattern (``grep .env x``).
-                return Decision.ask(f"`{sub}` may read {paths[0]}, which the rule {rule.text} ({rule.origin or rule.source}) protects.",
-                                    DecisionReason("safety_check", "names a path a Read rule protects"))
+            rule = next((r for r in protected if path_rule_may_match_within(r, found, facts.cwd, facts.home)), None)
             if rule is not None:
-                whose = "where"
-                return Decision.ask(f"`{sub}` {what} {paths[0]}, {whose} the rule {rule.text} ({rule.origin or rule.source}) protects reads.", reason)
-            if test is path_rule_may_match_within and targets.follows_links:
-                linked = _linked_exposure(facts, sub, paths[0], protected, reason)
+                return Decision.ask(f"`{sub}` may read files under {found[0]}, where the rule {rule.text} "
+                                    f"({rule.origin or rule.source}) protects reads.", reason)
+            if targets.follows_links:
+                linked = _linked_exposure(facts, sub, found[0], protected, reason)
                 if linked is not None:
                     return linked
     return None
+
+
+def _protected_reads(facts: CallFacts) -> list[PermissionRule]:
+    return _path_rules(facts, "deny", "Read") + _path_rules(facts, "ask", "Read")
+
+
+def _named_exposure(
+    facts: CallFacts, what: str, targets: ReadTargets, bases: list[str], protected: list[PermissionRule]
+) -> Decision | None:
+    """A safety-check ask (bypass-immune) when a file the words name is one a rule
+    protects; else the ask for a name that cannot be resolved here (/proc/self/...)."""
+    if targets.unlisted:
+        return Decision.ask(f"`{what}` has words that may name a path the rule {protected[0].text} protects: "
+                            f"{targets.unlisted}.", DecisionReason("safety_check", "names too many paths to check"))
+    unresolved: Decision | None = None
+    for raw in targets.files:
+        for base in bases:
+            found = shell_paths_for_check(raw, base)
+            if found is None:
+                unresolved = unresolved or _process_path_ask(raw)
+                continue
+            rule = next((r for r in protected if path_rule_matches(r, found, facts.cwd, facts.home)), None)
+            if rule is not None:
+                # A word that names the protected file: a safety check, so it asks even in
+                # bypass mode. Not a deny: the word may be a pattern (``grep .env x``).
+                return Decision.ask(f"`{what}` may read {found[0]}, which the rule {rule.text} ({rule.origin or rule.source}) protects.",
+                                    DecisionReason("safety_check", "names a path a Read rule protects"))
+    return unresolved
+
+
+def _line_exposure(facts: CallFacts, command: str, bases: list[str] | None) -> Decision | None:
+    """A protected file named anywhere in the line (line_names: loops, substitutions,
+    ``sh -c`` strings, code fed to a shell's input): the per-command checks see none of
+    these when the line cannot be split, and never look inside a string that runs. A
+    bypass-immune ask, as for a command naming the file itself (relative names judged
+    from cwd when a ``cd`` the shell decides comes first)."""
+    protected = _protected_reads(facts)
+    if not protected:
+        return None
+    bases = bases or [facts.cwd]
+    named = _named_exposure(facts, command, line_names(command, bases), bases, protected)
+    return named if named is not None and is_immune_ask(named) else None
 
 
 def _linked_exposure(
@@ -609,21 +680,23 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
         operands = [a for a in args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))]]
     if not operands and head in ("cd", "ls", "find", "grep", "rg"):
         operands = ["~" if head == "cd" else "."]
+    pending: Decision | None = None  # the first ask; a deny of a later operand still wins
     for operand in operands:
         if any(ch in operand for ch in "$`"):
-            return Decision.ask(f"`{sub}` uses a path that depends on the shell's expansion.", DecisionReason("other", "unverifiable path"))
+            pending = pending or Decision.ask(f"`{sub}` uses a path that depends on the shell's expansion.",
+                                              DecisionReason("other", "unverifiable path"))
+            continue
         base = operand.split("*")[0].split("?")[0].split("[")[0] or "."
         found = shell_paths_for_check(base, facts.cwd)
         if found is None:
-            return _process_path_ask(operand)
+            pending = pending or _process_path_ask(operand)
+            continue
         paths = found
         rule = _first_path_rule(facts, "deny", family, paths)
         if rule is not None:
             return _decide(rule, f"`{sub}` touching {paths[0]}")
-        outside = _outside_working_dirs(facts, family, paths, f"`{sub}` {'reads' if family == 'Read' else 'changes'}")
-        if outside is not None:
-            return outside
-    return None
+        pending = pending or _outside_working_dirs(facts, family, paths, f"`{sub}` {'reads' if family == 'Read' else 'changes'}")
+    return pending
 
 
 def _outside_working_dirs(facts: CallFacts, family: str, paths: list[str], doing: str) -> Decision | None:

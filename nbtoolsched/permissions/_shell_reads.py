@@ -16,14 +16,16 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..shell._parse import Word, parse_command
+from ..shell._braces import MAX_BRACE_WORDS, brace_words
+from ..shell._parse import SimpleCommand, parse_command
 from ..shell._allowlists import FLAG_COMMANDS
 from ..shell._flags import long_option_matches, parse_flags
 from ..shell._gitrepo import RepositoryError, find_repository
+from ..shell._invocations import command_line
 from ..shell._jq import jq_loads_files
 from ..shell._sed import sed_script_problem
 
-__all__ = ["ReadTargets", "read_targets"]
+__all__ = ["ReadTargets", "command_reads", "line_names", "read_targets"]
 
 # Commands that never read a file's content or list a folder through their arguments.
 _NO_READ = frozenset(
@@ -36,6 +38,10 @@ _FLAT = frozenset(
     "realpath less more sed awk jq yq".split()
 )
 _GREPS = frozenset({"grep", "egrep", "fgrep"})
+# Commands whose input is only data. Any other may take names or code from a heredoc or
+# here-string (a shell, python, xargs, git cat-file --batch, tar -T -), which then name
+# files as much as its words do.
+_STDIN_IS_DATA = _FLAT | _GREPS | {"tee"}
 # Commands that read the working tree when no path is named.
 _TREE_BY_DEFAULT = frozenset({"rg", "ag", "ack", "fd", "fdfind", "find", "tree", "du"})
 # git subcommands that show names and history but no file content (unless a flag adds a patch).
@@ -60,6 +66,7 @@ _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 _AWK_FILE_OPTIONS = ("--file", "--include", "--load", "--exec")
 _AWK_FILE_WORDS = re.compile(r"getline|ARGV|ARGC|@include|@load|system|PROCINFO|ENVIRON|\|")
 _GLOB_CHARS = frozenset("*?[{")
+_MAX_NESTING = 4  # heredocs holding code holding heredocs...
 _PATHISH = re.compile(r"[\w./~-]+")
 _PATTERN_FLAGS = frozenset({"-e", "--regexp", "-f", "--file", "--files", "--type-list"})
 
@@ -72,6 +79,9 @@ class ReadTargets:
     # May it follow symlinks inside the trees (grep -R, diff -r, a glob)? git never does:
     # it shows a link's target path, not the file the link leads to.
     follows_links: bool = True
+    # Why some words may name files that cannot be listed one by one (a brace expansion
+    # making thousands of words): a check for named files cannot pass it.
+    unlisted: str | None = None
 
 
 def read_targets(command: str, bases: Sequence[str]) -> ReadTargets:
@@ -82,42 +92,101 @@ def read_targets(command: str, bases: Sequence[str]) -> ReadTargets:
     parsed = parse_command(command)
     if parsed.errors or len(parsed.commands) != 1:
         return ReadTargets(unknown="cannot be split into one simple command")
-    words = parsed.commands[0].words
+    return command_reads(parsed.commands[0], bases)
+
+
+def command_reads(cmd: SimpleCommand, bases: Sequence[str]) -> ReadTargets:
+    """What one parsed simple command may read (see read_targets). The files its words
+    name are listed even when what else it reads is unknown: ``tac .env $X`` and
+    ``xargs cat .env`` name .env whatever $X or the input holds."""
+    words = cmd.words
     if not words:
         return ReadTargets()
-    if not words[0].is_static:
-        return ReadTargets(unknown="runs a command the shell computes")
-    head = os.path.basename(words[0].value)
+    head = os.path.basename(words[0].value) if words[0].is_static else None
     if head in _NO_READ:
         return ReadTargets()
     argv = [w.value for w in words[1:]]
-    if head == "xargs" or any("files-from" in a or "files0-from" in a or long_option_matches(a, *_FILE_LISTS) for a in argv):
-        return ReadTargets(unknown="reads the names of its files from its input")
-    computed = _computed_reads(head, [head, *argv])
-    if computed:
-        return ReadTargets(unknown=computed)
-    descends = _descends(head, argv)
+    unknown: str | None = None
+    if head is None:
+        unknown = "runs a command the shell computes"
+    elif head == "xargs" or any("files-from" in a or "files0-from" in a or long_option_matches(a, *_FILE_LISTS) for a in argv):
+        unknown = "reads the names of its files from its input"
+    else:
+        unknown = _computed_reads(head, [head, *argv])
+    descends = head is None or _descends(head, argv)
     files: list[str] = []
     trees: list[str] = []
+    unlisted: str | None = None
     for word in words[1:]:
+        values = [word.value]
         if not word.is_static:
-            if "$" in word.text or "`" in word.text or word.runs_code or not _GLOB_CHARS & set(word.value):
-                return ReadTargets(unknown=f"uses {word.text!r}, which the shell expands")
-            trees.append(_glob_root(word.value))  # a glob reads whatever it matches under its fixed part
-            continue
-        for candidate in _path_candidates(word):
-            files.append(candidate)
-            if descends and _is_folder(candidate, bases):
-                trees.append(candidate)
-    if _reads_tree_unnamed(head, argv):
+            expanded = brace_words(word.value)  # every word it makes is passed on, like a name
+            if expanded is None:
+                unlisted = f"{word.text!r} makes more than {MAX_BRACE_WORDS} words"
+            else:
+                values = expanded
+            if "$" in word.text or "`" in word.text or word.runs_code:
+                unknown = unknown or f"uses {word.text!r}, which the shell expands"
+            elif any(_GLOB_CHARS & set(v) for v in values):
+                trees.extend(_glob_root(v) for v in values)  # a glob reads whatever it matches under its fixed part
+            elif values == [word.value]:
+                unknown = unknown or f"uses {word.text!r}, which the shell expands"
+        for value in values:
+            for candidate in _path_candidates(value):
+                files.append(candidate)
+                if descends and _is_folder(candidate, bases):
+                    trees.append(candidate)
+    for text in _input_text(cmd, head):  # `git cat-file --batch <<< HEAD:.env`
+        files.extend(_path_candidates(text))
+    if head is not None and unknown is None and _reads_tree_unnamed(head, argv):
         if head != "git":
             trees.append(".")
         else:
             tops = _repository_trees(bases)
             if tops is None:
-                return ReadTargets(unknown="runs git in a repository that cannot be told")
-            trees.extend(tops)
-    return ReadTargets(tuple(dict.fromkeys(files)), tuple(dict.fromkeys(trees)), follows_links=head != "git")
+                unknown = "runs git in a repository that cannot be told"
+            else:
+                trees.extend(tops)
+    return ReadTargets(tuple(dict.fromkeys(files)), tuple(dict.fromkeys(trees)), unknown,
+                       follows_links=head != "git", unlisted=unlisted)
+
+
+def line_names(command: str, bases: Sequence[str]) -> ReadTargets:
+    """Every file the whole command line names, wherever a command sits in it: loops,
+    functions, command and process substitutions (``x=$(tac .env)``), strings that
+    ``sh -c``, ``eval`` or ``find -exec`` run (``bash -c 'cat .e""nv'``) and the input of
+    a command that may run it as code (``bash <<< 'cat .e""nv'``). Only ``files`` and
+    ``unlisted`` are filled: what else the commands read is read_targets' business."""
+    files: list[str] = []
+    unlisted: list[str] = []
+    _collect_names(command, bases, 0, files, unlisted)
+    return ReadTargets(tuple(dict.fromkeys(files)), unlisted=unlisted[0] if unlisted else None)
+
+
+def _collect_names(source: str, bases: Sequence[str], depth: int, files: list[str], unlisted: list[str]) -> None:
+    if depth > _MAX_NESTING:
+        unlisted.append("shell code nests too deep to follow")
+        return
+    for cmd in parse_command(source).commands:  # nested ones too, their words as parsed (braces)
+        targets = command_reads(cmd, bases)
+        files.extend(targets.files)
+        if targets.unlisted:
+            unlisted.append(targets.unlisted)
+        head = os.path.basename(cmd.words[0].value) if cmd.words and cmd.words[0].is_static else None
+        for text in _input_text(cmd, head):  # `bash <<< 'cat .e""nv'`: code too
+            _collect_names(text, bases, depth + 1, files, unlisted)
+    for invocation in command_line(source).invocations:  # what sh -c, eval, find -exec run
+        head = invocation.words[0]
+        if head is not None and os.path.basename(head) not in _NO_READ:
+            files.extend(c for w in invocation.words[1:] if w is not None for c in _path_candidates(w))
+
+
+def _input_text(cmd: SimpleCommand, head: str | None) -> list[str]:
+    """The heredocs and here-strings a command that may take names or code from its
+    input is given (none for a command whose input is only data, such as cat)."""
+    if head in _STDIN_IS_DATA:
+        return []
+    return [r.target.value for r in cmd.redirects if (r.is_heredoc or r.op == "<<<") and r.target is not None]
 
 
 def _repository_trees(bases: Sequence[str]) -> list[str] | None:
@@ -155,11 +224,10 @@ def _computed_reads(head: str, argv: list[str]) -> str | None:
     return None
 
 
-def _path_candidates(word: Word) -> list[str]:
-    """Every string in the word a program might open: the word itself, an attached
+def _path_candidates(value: str) -> list[str]:
+    """Every string in a word a program might open: the word itself, an attached
     short-option value (``-f.env``), and each path-like run of characters inside it
     (``--file=.env``, git's ``HEAD:.env``, ``getline < ".env"`` in an awk program)."""
-    value = word.value
     if value in ("", "-", "--"):
         return []
     found = [value]

@@ -269,9 +269,12 @@ class _Builder:
                 self.errors.append("';;' outside a case statement")
 
     def nested_statements(self, node: Node) -> None:
-        for child in self.children(node, newlines=True):
+        children = self.children(node, newlines=True)
+        for child in children:
             if child.type in _STATEMENTS:
                 self.statement(child)
+        if node.type in _SUBSTITUTIONS and any(child.type in _REDIRECTS for child in children):
+            self.redirected(node)  # $(< file): bash reads the file; a command without words
 
     def grouping(self, node: Node) -> None:
         first = node.children[0].type if node.child_count else ""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from ._allowlists import FLAG_COMMANDS, NONE, OPTIONAL, SED_REFUSED, SED_S_FLAGS, SED_STREAM_COMMANDS
+from ._allowlists import FLAG_COMMANDS, NONE, OPTIONAL, SED_REFUSED, SED_S_FLAGS, SED_STREAM_COMMANDS, FlagSpec
 from ._flags import FlagError, ParsedArgs, parse_flags
 
 _SPEC = FLAG_COMMANDS[("sed",)]
@@ -32,22 +32,29 @@ class _SedError(ValueError):
 
 def sed_problem(argv: Sequence[str]) -> str | None:
     """Why ``sed ...`` is not read-only, or None if it only prints."""
-    try:
-        parsed = parse_flags("sed", argv[1:], _SPEC)
-    except FlagError as exc:
-        return str(exc)
-    return _scripts_problem(parsed)
+    return _problem(argv, _SPEC)
 
 
 def sed_script_problem(argv: Sequence[str]) -> str | None:
     """Why the script of ``sed ...`` may do more than edit the stream (run a program, read
     or write a file it names itself, come from a file), or None. Unlike ``sed_problem``
     it accepts ``-i``: what matters here is what the script may open, not where output goes."""
+    return _problem(argv, _IN_PLACE_SPEC)
+
+
+def _problem(argv: Sequence[str], spec: FlagSpec) -> str | None:
+    """Both ways GNU sed may read its words: options anywhere (getopt's default), or,
+    with POSIXLY_CORRECT in its environment (set by the caller, the line or a profile),
+    options only before the first other word. In ``sed '1e cmd' -e p f`` the script is
+    ``p`` for the first and ``1e cmd`` for the second, so each reading is checked."""
+    args = list(argv[1:])
     try:
-        parsed = parse_flags("sed", argv[1:], _IN_PLACE_SPEC)
+        permuted = parse_flags("sed", args, spec)
+        leading = parse_flags("sed", args, spec, stop_at_positional=True)
     except FlagError as exc:
         return str(exc)
-    return _scripts_problem(parsed)
+    posix = ParsedArgs(leading.flags, tuple(args[leading.consumed :]), len(args))
+    return _scripts_problem(permuted) or _scripts_problem(posix)
 
 
 def _scripts_problem(parsed: ParsedArgs) -> str | None:
