@@ -44,6 +44,9 @@ _READ_COMMANDS = frozenset(
 )
 _CREATE_COMMANDS = frozenset({"mkdir", "touch"})
 _WRITE_COMMANDS = frozenset({"rm", "rmdir", "mv", "cp", "sed"})
+# Other commands that write the files they name: judged like the ones above, so a deny
+# rule or a tool's config folder (.git/hooks, .claude) holds against them too.
+_OTHER_WRITERS = frozenset({"tee", "ln", "install", "truncate", "chmod", "chown", "chgrp", "shred"})
 _PATTERN_FIRST = frozenset({"grep", "rg", "sed"})  # the first operand is a pattern/script, not a path
 
 
@@ -667,10 +670,17 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
     head, args = os.path.basename(words[0]), words[1:]
     if head in _READ_COMMANDS:
         family = "Read"
-    elif head in _CREATE_COMMANDS or head in _WRITE_COMMANDS:
+    elif head in _CREATE_COMMANDS or head in _WRITE_COMMANDS or head in _OTHER_WRITERS:
         family = "Edit"
     else:
         return None
+    if family == "Edit":
+        # Before anything else: a write into a tool's config or a shell's startup file asks
+        # even in bypass mode, as an Edit there does (`cp -f x .git/hooks/pre-commit`,
+        # `tee .claude/settings.json`, `mv --target-directory=.git/hooks x`).
+        concern = _write_concern(facts, _written_words(head, args))
+        if concern is not None:
+            return concern
     if head in ("mv", "cp") and any(a.startswith("-") for a in args):
         return Decision.ask(f"`{head}` with flags needs approval so its paths can be checked.", DecisionReason("other", f"{head} with flags"))
     operands = [a for a in args if not a.startswith("-")]
@@ -697,6 +707,39 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
             return _decide(rule, f"`{sub}` touching {paths[0]}")
         pending = pending or _outside_working_dirs(facts, family, paths, f"`{sub}` {'reads' if family == 'Read' else 'changes'}")
     return pending
+
+
+_COPIERS = frozenset({"cp", "install", "ln"})  # they write only their destination
+
+
+def _written_words(head: str, args: list[str]) -> list[str]:
+    """The words of a write command that may name what it changes: for cp, install and
+    ln the destination (the last operand, or a -t / --target-directory folder, bundled or
+    attached too); for the others every operand and option value."""
+    if head not in _COPIERS:
+        return [a.partition("=")[2] if a.startswith("-") else a for a in args]
+    operands = [a for a in args if not a.startswith("-")]
+    written = operands[-1:]
+    for i, arg in enumerate(args):
+        if arg.startswith("--t"):  # --target-directory, or any abbreviation of it
+            written.append(arg.partition("=")[2] or (args[i + 1] if i + 1 < len(args) else ""))
+        elif arg.startswith("-") and not arg.startswith("--") and "t" in arg:
+            rest = arg[arg.index("t") + 1:]
+            written.append(rest or (args[i + 1] if i + 1 < len(args) else ""))
+    return written
+
+
+def _write_concern(facts: CallFacts, words: list[str]) -> Decision | None:
+    """The safety-check ask when one of ``words`` names a path in a tool's config folder
+    or a shell's startup file, or None."""
+    for word in words:
+        if not word or any(ch in word for ch in "$`"):
+            continue
+        found = shell_paths_for_check(word, facts.cwd)
+        concern = safety_concern(found) if found is not None else None
+        if concern:
+            return Decision.ask(f"Changing files there needs approval: {concern}.", DecisionReason("safety_check", concern))
+    return None
 
 
 def _outside_working_dirs(facts: CallFacts, family: str, paths: list[str], doing: str) -> Decision | None:
