@@ -266,7 +266,11 @@ def _shell_check(facts: CallFacts) -> Decision:
                 return _decide(found, f"running `{command}`")
         # What runs in loops, functions and substitutions still may not read a protected
         # file: its redirections (`done < .env`, `$(< .env)`) and the files it names.
-        moves = _relative_bases(facts, [cmd.display for cmd in parse_command(command).commands]) or [facts.cwd]
+        moves = _relative_bases(facts, command, [cmd.display for cmd in parse_command(command).commands])
+        if moves is None and _protected_reads(facts):  # `D=secrets; cd "$D" && tac key.txt`
+            return Decision.ask(f"`{command}` changes to a folder the shell decides, so its relative names may be paths a Read rule "
+                                "protects.", DecisionReason("safety_check", "reads in a folder the shell decides"))
+        moves = moves or [facts.cwd]
         redirect = _redirect_check(facts, command, moves)
         if redirect is not None and (redirect.behavior == "deny" or is_immune_ask(redirect)):
             return redirect
@@ -281,7 +285,7 @@ def _shell_check(facts: CallFacts) -> Decision:
         )
     subs = [s.strip() for s in subs if s.strip()] or [command]
     structural = _structure_check(subs)
-    bases = _relative_bases(facts, subs)
+    bases = _relative_bases(facts, command, subs)
     redirect = _redirect_check(facts, command, bases)
     if redirect is not None and redirect.behavior == "deny":
         return redirect
@@ -472,10 +476,13 @@ def _redirect_verdict(facts: CallFacts, target: str, output: bool, bases: list[s
     return None, paths
 
 
-def _relative_bases(facts: CallFacts, subs: list[str]) -> list[str] | None:
+def _relative_bases(facts: CallFacts, command: str, subs: list[str]) -> list[str] | None:
     """The folders relative paths of the command line may be relative to: cwd, and where
-    a ``cd`` moves (None when the shell decides that, as for ``cd -`` or ``cd $X``)."""
+    a ``cd`` moves (None when the shell decides that, as for ``cd -``, ``cd $X`` or a
+    line that sets CDPATH: `CDPATH=.. cd proj/x`; BashTool drops an inherited one)."""
     bases = [facts.cwd]
+    if "CDPATH" in command:
+        return None
     for sub in subs:
         words = shell_words(deny_candidates(sub)[-1])
         if not words or words[0] != "cd":
@@ -518,7 +525,10 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
     if named is not None and (bases is not None or is_immune_ask(named)):
         return named  # after a cd the shell decides, a name is still judged from cwd
     if bases is None:
-        return Decision.ask(f"`{sub}` runs in a folder the shell decides, so it may read a path {protected[0].text} protects.", reason)
+        # Its relative names may be anything there (`cd "$D" && cat key.txt`): like a name
+        # of the protected file itself, this asks even in bypass mode.
+        return Decision.ask(f"`{sub}` runs in a folder the shell decides, so it may read a path {protected[0].text} protects.",
+                            DecisionReason("safety_check", "reads in a folder the shell decides"))
     if targets.unknown:
         return Decision.ask(f"`{sub}` {targets.unknown}, so it may read a path the rule {protected[0].text} protects.", reason)
     for raw in targets.trees:

@@ -188,6 +188,9 @@ def command_env(*, read_only: bool, git_index: str | None = None) -> dict[str, s
     refreshes only that copy."""
     env = dict(os.environ)
     env.update(GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    # A cd goes where the permission check computed it, from the working directory: an
+    # inherited CDPATH would send `cd src` elsewhere.
+    env.pop("CDPATH", None)
     if read_only:
         env["GIT_OPTIONAL_LOCKS"] = "0"  # two parallel `git status` must not fight over index.lock
         try:

@@ -131,3 +131,26 @@ async def test_bypass_mode_asks_before_a_loop_redirects_into_a_tool_config(proje
     result = await run_one(sched, "Bash", command=command)
     assert not any((project / p).exists() for p in (".claude/settings.json", ".git/hooks/pre-commit", ".vscode/settings.json"))
     assert result.is_error and refuser.asked
+
+
+@pytest.mark.parametrize("command", ["CDPATH=.. cd {proj}/secrets && tac key.txt",
+                                     "export CDPATH=..; cd {proj}/secrets && tac key.txt",
+                                     'D=secrets; cd "$D" && tac key.txt'])
+async def test_bypass_mode_asks_before_reading_in_a_folder_the_shell_decides(project, command):
+    # The folder check took `cd proj/secrets` as relative to cwd, but CDPATH sends it to
+    # ../proj/secrets; and after `cd "$D"` any relative name may be the protected file.
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="bypassPermissions", deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command=command.format(proj=project.name))
+    assert SECRET[::-1] not in result.text and SECRET not in result.text
+    assert result.is_error and refuser.asked
+
+
+async def test_an_inherited_cdpath_does_not_move_a_cd(project, monkeypatch):
+    # The check judges `cd secrets` from the working directory; the command must go there too.
+    (project.parent / "secrets").mkdir(exist_ok=True)
+    monkeypatch.setenv("CDPATH", str(project.parent))
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="bypassPermissions")
+    result = await run_one(sched, "Bash", command="cd secrets && pwd")
+    assert result.text.strip() == str(project / "secrets")
