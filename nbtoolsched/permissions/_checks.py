@@ -31,6 +31,7 @@ from ._matching import (
 from ._modes import ACCEPT_EDITS_COMMANDS
 from ._paths import MAX_LINK_WALK, inside_working_dirs, links_under, paths_for_check, safety_concern, shell_paths_for_check
 from ._rules import Behavior, PermissionRule, RuleSet
+from ._shell_places import config_write, relative_bases, written_words
 from ._shell_reads import ReadTargets, line_names, read_targets
 from ._shell_rules import allow_candidates, deny_candidates, first_word, shell_words, suggest_shell_rule
 
@@ -266,15 +267,14 @@ def _shell_check(facts: CallFacts) -> Decision:
                 return _decide(found, f"running `{command}`")
         # What runs in loops, functions and substitutions still may not read a protected
         # file: its redirections (`done < .env`, `$(< .env)`) and the files it names.
-        moves = _relative_bases(facts, command, [cmd.display for cmd in parse_command(command).commands])
+        moves = relative_bases(command, facts.cwd)
         if moves is None and _protected_reads(facts):  # `D=secrets; cd "$D" && tac key.txt`
             return Decision.ask(f"`{command}` changes to a folder the shell decides, so its relative names may be paths a Read rule "
                                 "protects.", DecisionReason("safety_check", "reads in a folder the shell decides"))
-        moves = moves or [facts.cwd]
-        redirect = _redirect_check(facts, command, moves)
+        redirect = _redirect_check(facts, command, moves or [facts.cwd])
         if redirect is not None and (redirect.behavior == "deny" or is_immune_ask(redirect)):
             return redirect
-        held = held or _line_exposure(facts, command, moves)
+        held = held or _line_exposure(facts, command, moves) or _config_write(facts, command, moves, field_name)
         if held is not None:
             return held
         if exact_allow is not None:
@@ -285,7 +285,7 @@ def _shell_check(facts: CallFacts) -> Decision:
         )
     subs = [s.strip() for s in subs if s.strip()] or [command]
     structural = _structure_check(subs)
-    bases = _relative_bases(facts, command, subs)
+    bases = relative_bases(command, facts.cwd)
     redirect = _redirect_check(facts, command, bases)
     if redirect is not None and redirect.behavior == "deny":
         return redirect
@@ -293,7 +293,8 @@ def _shell_check(facts: CallFacts) -> Decision:
     denied = next((r for r in results if r.behavior == "deny"), None)
     if denied is not None:
         return denied
-    immune = next((r for r in results if is_immune_ask(r)), held) or _line_exposure(facts, command, bases)
+    immune = (next((r for r in results if is_immune_ask(r)), held) or _line_exposure(facts, command, bases)
+              or _config_write(facts, command, bases, field_name))
     if immune is not None:
         return immune
     if structural is not None:
@@ -476,27 +477,6 @@ def _redirect_verdict(facts: CallFacts, target: str, output: bool, bases: list[s
     return None, paths
 
 
-def _relative_bases(facts: CallFacts, command: str, subs: list[str]) -> list[str] | None:
-    """The folders relative paths of the command line may be relative to: cwd, and where
-    a ``cd`` moves (None when the shell decides that, as for ``cd -``, ``cd $X`` or a
-    line that sets CDPATH: `CDPATH=.. cd proj/x`; BashTool drops an inherited one)."""
-    bases = [facts.cwd]
-    if "CDPATH" in command:
-        return None
-    for sub in subs:
-        words = shell_words(deny_candidates(sub)[-1])
-        if not words or words[0] != "cd":
-            continue
-        target = next((w for w in words[1:] if w != "--"), "~")
-        if target == "-" or any(ch in target for ch in "$`*?[{"):
-            return None
-        found = shell_paths_for_check(target, facts.cwd)
-        if found is None:
-            return None
-        bases.append(found[0])
-    return bases
-
-
 def _process_path_ask(raw: str) -> Decision:
     return Decision.ask(
         f"{raw} goes through /proc/self, /proc/thread-self or /dev/fd, which the command resolves in its own "
@@ -587,6 +567,16 @@ def _line_exposure(facts: CallFacts, command: str, bases: list[str] | None) -> D
     bases = bases or [facts.cwd]
     named = _named_exposure(facts, command, line_names(command, bases), bases, protected)
     return named if named is not None and is_immune_ask(named) else None
+
+
+def _config_write(facts: CallFacts, command: str, bases: list[str] | None, field_name: str) -> Decision | None:
+    """A bypass-immune ask for a line that is not read-only and may change a tool's config
+    or a shell's startup file however it names it (shell_places.config_write): the
+    per-command check sees only the files the usual writers name."""
+    concern = config_write(command, bases)
+    if concern is None or _read_only(facts, command, field_name):
+        return None
+    return Decision.ask(f"`{command}` needs approval: {concern}.", DecisionReason("safety_check", concern))
 
 
 def _linked_exposure(
@@ -688,7 +678,7 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
         # Before anything else: a write into a tool's config or a shell's startup file asks
         # even in bypass mode, as an Edit there does (`cp -f x .git/hooks/pre-commit`,
         # `tee .claude/settings.json`, `mv --target-directory=.git/hooks x`).
-        concern = _write_concern(facts, _written_words(head, args))
+        concern = _write_concern(facts, written_words(head, args))
         if concern is not None:
             return concern
     if head in ("mv", "cp") and any(a.startswith("-") for a in args):
@@ -717,26 +707,6 @@ def _path_constraints(facts: CallFacts, sub: str) -> Decision | None:
             return _decide(rule, f"`{sub}` touching {paths[0]}")
         pending = pending or _outside_working_dirs(facts, family, paths, f"`{sub}` {'reads' if family == 'Read' else 'changes'}")
     return pending
-
-
-_COPIERS = frozenset({"cp", "install", "ln"})  # they write only their destination
-
-
-def _written_words(head: str, args: list[str]) -> list[str]:
-    """The words of a write command that may name what it changes: for cp, install and
-    ln the destination (the last operand, or a -t / --target-directory folder, bundled or
-    attached too); for the others every operand and option value."""
-    if head not in _COPIERS:
-        return [a.partition("=")[2] if a.startswith("-") else a for a in args]
-    operands = [a for a in args if not a.startswith("-")]
-    written = operands[-1:]
-    for i, arg in enumerate(args):
-        if arg.startswith("--t"):  # --target-directory, or any abbreviation of it
-            written.append(arg.partition("=")[2] or (args[i + 1] if i + 1 < len(args) else ""))
-        elif arg.startswith("-") and not arg.startswith("--") and "t" in arg:
-            rest = arg[arg.index("t") + 1:]
-            written.append(rest or (args[i + 1] if i + 1 < len(args) else ""))
-    return written
 
 
 def _write_concern(facts: CallFacts, words: list[str]) -> Decision | None:

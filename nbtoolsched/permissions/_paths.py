@@ -30,8 +30,8 @@ __all__ = [
 
 # Files and folders whose change can run code or rewrite configuration: an edit to them
 # always asks, whatever the mode or the allow rules say.
-_RISKY_DIRS = frozenset({".git", ".vscode", ".idea", ".claude"})
-_RISKY_FILES = frozenset(
+RISKY_DIRS = frozenset({".git", ".vscode", ".idea", ".claude"})
+RISKY_FILES = frozenset(
     {".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".zshrc", ".zprofile", ".zshenv",
      ".profile", ".mcp.json", ".ripgreprc", ".envrc"}
 )
@@ -280,8 +280,8 @@ def safety_concern(paths: Iterable[str]) -> str | None:
     for path in paths:
         parts = path.replace(os.sep, "/").split("/")
         for part in parts[:-1]:
-            if part in _RISKY_DIRS:
+            if part in RISKY_DIRS:
                 return f"{path} is inside a {part} folder, whose files configure tools or can run code"
-        if parts and (parts[-1] in _RISKY_FILES or parts[-1] in _RISKY_DIRS):
+        if parts and (parts[-1] in RISKY_FILES or parts[-1] in RISKY_DIRS):
             return f"{path} is a configuration file that can change how tools or shells behave"
     return None

@@ -40,12 +40,22 @@ class Invocation:
 
     words: Words
     text: str  # the simple command as written (rules with quotes match on that)
+    nested: bool = False  # in a string another command runs as code (sh -c, eval, trap, find -exec sh)
+
+
+_COMPUTED = "is computed by the shell"
 
 
 @dataclass(frozen=True, slots=True)
 class CommandLine:
     invocations: tuple[Invocation, ...]
     problems: tuple[str, ...]  # why some program it runs cannot be told (then: ask)
+
+    @property
+    def computes_code(self) -> bool:
+        """Is some program name or code string it runs computed by the shell (``$c a``,
+        ``eval "$x"``)? That code may do anything, ``cd`` included."""
+        return any(_COMPUTED in problem for problem in self.problems)
 
 
 @lru_cache(maxsize=2048)
@@ -89,7 +99,7 @@ class _Peeler:
                 return
             name = words[0]
             if name is None:
-                self.problems.append(f"the name of the command in `{_short(self.text)}` is computed (by the shell, or from input)")
+                self.problems.append(f"the name of the command in `{_short(self.text)}` {_COMPUTED} (or read from input)")
                 return
             self.add(words)
             if "/" in name:
@@ -108,7 +118,7 @@ class _Peeler:
         self.fail(f"more than {_MAX_RUNNERS} runners in a row")
 
     def add(self, words: Words) -> None:
-        self.found.append(Invocation(words, self.text))
+        self.found.append(Invocation(words, self.text, self.depth > 0))
 
     def fail(self, why: str) -> None:
         self.problems.append(f"{why} (`{_short(self.text)}`)")
@@ -116,7 +126,7 @@ class _Peeler:
     def nested(self, source: str | None, what: str) -> None:
         """A command string the runner parses as shell code (sh -c, eval, trap)."""
         if source is None:
-            self.fail(f"{what} runs a command string the shell computes")
+            self.fail(f"{what} runs a command string that {_COMPUTED}")
         else:
             _collect(source, self.depth + 1, self.found, self.problems)
 
