@@ -25,7 +25,7 @@ from ..shell._invocations import command_line
 from ..shell._jq import jq_loads_files
 from ..shell._sed import sed_script_problem
 
-__all__ = ["ReadTargets", "command_reads", "line_names", "read_targets"]
+__all__ = ["ReadTargets", "command_reads", "input_text", "line_names", "read_targets"]
 
 # Commands that never read a file's content or list a folder through their arguments.
 _NO_READ = frozenset(
@@ -136,7 +136,7 @@ def command_reads(cmd: SimpleCommand, bases: Sequence[str]) -> ReadTargets:
                 files.append(candidate)
                 if descends and _is_folder(candidate, bases):
                     trees.append(candidate)
-    for text in _input_text(cmd, head):  # `git cat-file --batch <<< HEAD:.env`
+    for text in input_text(cmd, head):  # `git cat-file --batch <<< HEAD:.env`
         files.extend(_path_candidates(text))
     if head is not None and unknown is None and _reads_tree_unnamed(head, argv):
         if head != "git":
@@ -173,7 +173,7 @@ def _collect_names(source: str, bases: Sequence[str], depth: int, files: list[st
         if targets.unlisted:
             unlisted.append(targets.unlisted)
         head = os.path.basename(cmd.words[0].value) if cmd.words and cmd.words[0].is_static else None
-        for text in _input_text(cmd, head):  # `bash <<< 'cat .e""nv'`: code too
+        for text in input_text(cmd, head):  # `bash <<< 'cat .e""nv'`: code too
             _collect_names(text, bases, depth + 1, files, unlisted)
     for invocation in command_line(source).invocations:  # what sh -c, eval, find -exec run
         head = invocation.words[0]
@@ -181,7 +181,7 @@ def _collect_names(source: str, bases: Sequence[str], depth: int, files: list[st
             files.extend(c for w in invocation.words[1:] if w is not None for c in _path_candidates(w))
 
 
-def _input_text(cmd: SimpleCommand, head: str | None) -> list[str]:
+def input_text(cmd: SimpleCommand, head: str | None) -> list[str]:
     """The heredocs and here-strings a command that may take names or code from its
     input is given (none for a command whose input is only data, such as cat)."""
     if head in _STDIN_IS_DATA:

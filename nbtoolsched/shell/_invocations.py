@@ -4,7 +4,7 @@ A deny rule such as ``Bash(rm:*)`` must hold however rm is spelled: quoted (``"r
 ``r''m``, ``\\rm``), by path (``/bin/rm``), behind a runner (``command``, ``exec``,
 ``env -i X=1``, ``builtin``, ``nice``, ``timeout``, ``nohup``, ``time``, ``stdbuf``,
 ``setsid``, ``sudo``, ``doas``, ``busybox``, ``xargs -n1``, ``find -exec``), inside ``sh -c '...'``,
-``eval`` or ``trap`` with a fixed string, or in a command substitution. Every simple
+``eval``, ``trap`` or ``mapfile -C`` with a fixed string, or in a command substitution. Every simple
 command of the parse is peeled runner by runner, and each stage is an invocation the
 rules are tried on (the words with quotes removed, and the name as a path's last part).
 
@@ -393,6 +393,27 @@ def _trap(peeler: _Peeler, words: Words) -> Words | None:
     return None
 
 
+def _mapfile(peeler: _Peeler, words: Words) -> Words | None:
+    """mapfile -C CODE (readarray too) runs CODE in this shell every -c lines it reads."""
+    args, i = words[1:], 0
+    while i < len(args):
+        word, i = args[i], i + 1
+        if word is None:
+            peeler.fail(f"{words[0]} has a word the shell computes among its options")
+            return None
+        if word == "--" or not word.startswith("-") or word == "-":
+            break
+        for j, letter in enumerate(word[1:], 1):
+            if letter in "dnOsuC":  # the options that take a value
+                value: str | None = word[j + 1:]
+                if not value:
+                    value, i = (args[i] if i < len(args) else ""), i + 1
+                if letter == "C":
+                    peeler.nested(value, f"{words[0]} -C")
+                break
+    return None
+
+
 def _builtin(peeler: _Peeler, words: Words) -> Words | None:
     """builtin NAME, busybox NAME: the next word is what runs."""
     return words[1:]
@@ -419,6 +440,7 @@ _HANDLERS: dict[str, Handler] = {
     "sudo": _simple(_SUDO, assignments=True), "doas": _simple(_DOAS), "ionice": _simple(_IONICE),
     "env": _simple(_ENV, assignments=True),
     "timeout": _timeout, "xargs": _xargs, "find": _find, "eval": _eval, "trap": _trap,
+    "mapfile": _mapfile, "readarray": _mapfile,
     "alias": _renames("alias can make a name run another command"), "hash": _hash,
     **{shell: _shell for shell in ("sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh")},
 }

@@ -72,11 +72,34 @@ def test_each_cd_moves_from_where_the_last_one_went(tmp_path: Path) -> None:
     assert bases is not None and str(work / "a" / "b") in bases
 
 
+@pytest.mark.parametrize("line", ["env -C a/b cat ../x", "env --chdir=a/b cat x", "sudo -D a/b cat x", "tar -C a -C b -cf - x",
+                                  "tar --directory=a/b -cf - x", "git -C a -C b diff --no-index x y", "cd a; env -C b cat x"])
+def test_a_folder_a_runner_or_program_is_told_to_work_in_is_a_base(tmp_path: Path, line: str) -> None:
+    work = _tree(tmp_path)
+    bases = relative_bases(line, str(work))
+    assert bases is not None and str(work / "a" / "b") in bases and bases[0] == str(work)
+
+
+@needs_bash
+@pytest.mark.parametrize("line", ["env -C a/b pwd -P", "env --ch=a -C b pwd -P", "env -C l/.. pwd -P", "git -C a -C b rev-parse --show-prefix"])
+def test_where_bash_runs_a_told_program_is_a_base(tmp_path: Path, line: str) -> None:
+    work = _tree(tmp_path)
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    done = subprocess.run([BASH or "bash", "-c", line], cwd=work, capture_output=True, text=True, timeout=10, check=True)
+    out = done.stdout.strip()
+    ended = os.path.realpath(out if out.startswith("/") else work / out)
+    bases = relative_bases(line, str(work))
+    assert bases is not None and ended in {os.path.realpath(b) for b in bases}, (line, ended, bases)
+
+
 @pytest.mark.parametrize("line", [
     'cd "$D" && cat x', "cd - && cat x", "HOME=a; cd; cat x", "HOME=a/b; cat ~/x", "cat ~+/x", "cat ~-/x",
     "shopt -s cdable_vars; D=a; cd D", "bash -O cdable\"\"_vars -c 'cd D'", "BASHOPTS=cdable_vars bash -c 'cd D'",
     "for i in 1 2; do cd a; done; cat x", "bash -c 'cd a; cat ../x'", "eval cd a; cat x", "c=cd; $c a; cat x",
     "ln -s a/b l2; cat l2/../x", "cp -s $PWD/x k; cat k", "cd -x a", "cd a*", "CDPATH=a cd b", "x=$(cd a; pwd)",
+    "export HO''ME=a; cd", "declare HO\\ME=a; cat ~/x", "export CDP\"\"ATH=a; cd b", "mapfile -C 'cd a' -c 1 x <<< y",
+    "bash <<< 'cd a; cat ../x'", "find a -execdir cat ../x \\;", "sudo -R / cat x", "tar Cxf a t.tar",
+    "BASH_ENV=rc bash -c 'cat x'", "env -C \"$D\" cat x",
 ])
 def test_moves_the_shell_decides_have_no_bases(tmp_path: Path, line: str) -> None:
     assert relative_bases(line, str(_tree(tmp_path))) is None
@@ -88,13 +111,20 @@ def test_moves_the_shell_decides_have_no_bases(tmp_path: Path, line: str) -> Non
     "H=.git/hooks/pre-commit; cp x $H", "cd .git && cp ../x hooks/pre-commit", "ln -s .git g", "cp -l .git/config c",
     "bash -c 'cp x .git/hooks/pre-commit'", "git config core.hooksPath h", "git -C . config --local core.fsmonitor x",
     "git clone --template=t u r", "echo x | tee -a ~/.bashrc", "rm -rf .vscode",
+    "cp x .gi?/config", "cp x .[g]it/config", "cp x .[[:alpha:]]it/config", "GLOBIGNORE=x; cp x */config",
+    "shopt -s dotglob; cp x */config", "cp x .GI?/config", "tee .gi{t,}/config", "cp x ${u:-.git}/config",
+    "cp x $HOME/.bashrc", "cp x .git/config -S .bak", "install x .git/hooks/pre-commit -m 755", "cp x -- -d/../.git/config",
+    "cp --suffix .bak x .git/config", "git -c alias.x=config x core.hooksPath d",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0=config git x a b",
 ])
 def test_lines_that_may_change_a_config_say_why(tmp_path: Path, line: str) -> None:
     assert config_write(line, [str(tmp_path)]) is not None
 
 
 @pytest.mark.parametrize("line", ["cp .claude/notes.md out.md", "cp -r .git/hooks backup", "git commit -m 'see .git/hooks docs'",
-                                  "git status", "mkdir -p build", "install -m 644 .claude/x y", "git add .gitignore"])
+                                  "git status", "mkdir -p build", "install -m 644 .claude/x y", "git add .gitignore",
+                                  "rm -rf build/*", "cp src/*.py dist/", "cp -S .bak x y", "install -m 755 x bin/x", "cp x{,.bak}",
+                                  "cp -t dist .claude/x", "rm -f *.o"])
 def test_lines_that_only_read_a_config_are_not_flagged(tmp_path: Path, line: str) -> None:
     assert config_write(line, [str(tmp_path)]) is None
 

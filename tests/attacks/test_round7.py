@@ -1,0 +1,119 @@
+"""Ways around the config-write and "where relative names lead" checks (round 7), through
+the public API with the real Bash tool.
+
+Each wrote into .git, or printed a file a Read rule protects, in bypass mode without the
+approver being asked, when it was written.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import READ_DENIES, SECRET, Refuser, git, run_one, scheduler
+
+# Names of .git the shell makes from a literal word: a glob (with the shell options that
+# let it match dot names or any case), a brace expansion, a default value; or a cp or
+# install destination hidden behind an option value or `--`; or git config by an alias.
+CONFIG_WRITES = [
+    "cp x .gi?/config",
+    "cp x .[g]it/config",
+    "GLOBIGNORE=x; cp x */config",  # setting GLOBIGNORE turns dotglob on
+    "shopt -s dotglob; cp x */config",
+    "shopt -s nocaseglob; cp x .GI?/config",
+    "cd .gi? && cp ../x hooks/pre-commit",
+    "echo '[core]' | tee -a .gi{t,}/config",
+    "cp x ${u:-.git}/config",
+    "cp x .git/config -S .bak",  # GNU cp and install take options after the operands
+    "install x .git/hooks/pre-commit -m 755",
+    "mkdir -- -d; cp x -- -d/../.git/config",
+    "git -c alias.x=config x core.hooksPath d",
+]
+WATCHED = (".git/hooks/pre-commit", ".git/config")
+
+
+def _config_project(project):
+    git(project, "init", "-q")
+    (project / "x").write_text("#!/bin/sh\necho pwned\n")
+    (project / "d").mkdir()
+    return {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}
+
+
+@pytest.mark.parametrize("mode", ["bypassPermissions", "acceptEdits"])
+@pytest.mark.parametrize("command", CONFIG_WRITES)
+async def test_a_name_the_shell_makes_from_literal_words_still_asks(project, command, mode):
+    before = _config_project(project)
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode=mode)
+    result = await run_one(sched, "Bash", command=command)
+    after = {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}
+    assert after == before, f"{command!r} changed {[p for p in WATCHED if after[p] != before[p]]}: {result.text}"
+    assert refuser.asked, f"{command!r} ran unasked: {result.text}"
+
+
+async def test_an_allow_rule_for_cp_does_not_cover_a_glob_into_git(project):
+    before = _config_project(project)
+    refuser = Refuser()
+    sched = scheduler(project, refuser, allow=["Bash(cp:*)"])
+    result = await run_one(sched, "Bash", command="cp x .gi?/config")
+    assert (project / ".git/config").read_bytes() == before[".git/config"], result.text
+    assert refuser.asked, result.text
+
+
+# Each runs a command in a folder the check did not follow: a HOME or CDPATH spelled with
+# quotes, a cd in code mapfile or a shell's here-string runs, a runner or program told
+# where to run (env -C, tar -C, git -C, find -execdir).
+MOVED_READS = [
+    "export HO''ME=$PWD/a/b; cat ~/../../secrets/key.txt",
+    "declare HO\\ME=$PWD/a/b; cd; cat ../../secrets/key.txt",
+    "mapfile -t -C 'cd a/b; :' -c 1 arr <<< x; cat ../../secrets/key.txt",
+    "readarray -C 'cd a/b; :' -c 1 arr <<< x; cat ../../secrets/key.txt",
+    "bash <<< 'cd a/b; cat ../../secrets/key.txt'",
+    "env -C a/b cat ../../secrets/key.txt",
+    "env --chdir=a/b cat ../../secrets/key.txt",
+    "env --ch a/b cat ../../secrets/key.txt",
+    "tar -C a/b -cf - ../../secrets/key.txt",
+    "tar --directory=a -C b -cf - ../../secrets/key.txt",
+    "git -C a/b diff --no-index ../../secrets/key.txt /dev/null",
+    "find a/b -maxdepth 0 -execdir cat ../secrets/key.txt \\;",
+]
+
+
+@pytest.mark.parametrize("command", MOVED_READS)
+async def test_bypass_mode_asks_before_reading_from_a_folder_the_line_moved_to(project, command):
+    (project / "a" / "b").mkdir(parents=True)
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="bypassPermissions", deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command=command)
+    assert SECRET not in result.text, f"{command!r} printed the secret unasked"
+    assert result.is_error and (refuser.asked or "is blocked by the rule" in result.text), result.text
+
+
+async def test_a_deny_rule_holds_for_code_mapfile_runs(project):
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="bypassPermissions", deny=["Bash(rm:*)"])
+    result = await run_one(sched, "Bash", command="mapfile -C 'rm -r victim #' -c 1 arr <<< x")
+    assert (project / "victim" / "keep.txt").exists(), result.text
+    assert result.is_error, result.text
+
+
+# Ordinary commands near the new checks that must not ask in bypass mode.
+ORDINARY = [
+    "rm -rf build/*", "cp -r victim backup", "cp README.md notes.md -v", "install -m 644 README.md out.md",
+    "tar -czf out.tgz victim", "tar -C victim -cf - . > out.tar", "find . -name '*.tmp' -execdir rm {} +",
+    "env -C victim ls", "mkdir -p build && cd build && touch a", "touch new.txt && git add . && git commit -qm msg",
+    "echo x >> README.md && git commit -qam msg", "cp victim/keep.txt victim/keep2.txt",
+]
+
+
+@pytest.mark.parametrize("command", ORDINARY)
+async def test_ordinary_commands_still_run_unasked(project, command):
+    git(project, "init", "-q")
+    (project / ".gitignore").write_text("build/\n*.tgz\nout.*\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "init")
+    git(project, "config", "user.name", "a")
+    git(project, "config", "user.email", "a@example.com")
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="bypassPermissions", deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command=command)
+    assert not result.is_error and not refuser.asked, result.text
