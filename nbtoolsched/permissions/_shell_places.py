@@ -325,12 +325,13 @@ def config_write(command: str, bases: Sequence[str] | None) -> str | None:
             return found
     parsed = parse_command(command)
     assigned = [c.text.partition("=")[2].strip("'\"") for c in parsed.constructs if c.kind == "assignment"]
-    found = next(filter(None, map(risky, assigned)), None)
+    found = next(filter(None, map(risky, [*assigned, *_loose_names(command)])), None)
     if found:
         return found
     for cmd in parsed.commands:
         values = [a.value.value for a in cmd.assignments if a.value is not None and a.value.is_static]
-        values += [r.target.value for r in cmd.redirects if (r.is_heredoc or r.op == "<<<") and r.target is not None]
+        head = os.path.basename(cmd.words[0].value) if cmd.words and cmd.words[0].is_static else None
+        values += input_text(cmd, head)  # what xargs or a shell reads as names; cat's input is data
         found = next(filter(None, (risky(w) for v in values for w in v.split())), None)
         if found:
             return found
@@ -387,14 +388,35 @@ def _may_be(part: str, names: frozenset[str], dots: bool) -> bool:
 
 def _made_names(text: str) -> Iterator[str]:
     """What the words of a simple command the shell expands may become, as far as their
-    literal parts tell: each brace expansion, and every path-like run inside the word
-    (``${u:-.git}/config`` holds ``.git``)."""
+    literal parts tell: each brace expansion, with an expansion's visible default as its
+    value (``${u:-.git}/config``) and any other expansion empty. A word is judged by its
+    ``/``-parts whole: ``"$(date) see .git/hooks"`` is a message, not a path into .git."""
     for cmd in parse_command(text).commands:
         for word in cmd.words:
-            if word.is_static:
-                continue
-            yield from brace_words(word.value) or [word.value]
-            yield from _WRITTEN_RUN.findall(word.text)
+            if not word.is_static:
+                for value in brace_words(word.value) or [word.value]:
+                    yield _DEFAULTED.sub(r"\1", value)
+                    yield _EXPANSION.sub("", _DEFAULTED.sub(r"\1", value))
+
+
+_DEFAULTED = re.compile(r"\$\{#?\w+:?[-=+?]([^{}$]*)\}")
+_EXPANSION = re.compile(r"\$\{[^}]*\}|\$\([^)]*\)|`[^`]*`|\$[\w@*#?$!-]")
+
+
+def _loose_names(command: str) -> Iterator[str]:
+    """The path-like runs of the line outside the words of its simple commands and the
+    input it gives them (which the caller judges one by one): a ``for`` or ``select``
+    list, an array or a ``declare``, an assignment, a command whose name the shell computes."""
+    chars = list(command)
+    for cmd in parse_command(command).commands:
+        spans = [(r.start, r.end) for r in cmd.redirects if r.is_heredoc or r.op == "<<<"]
+        if cmd.words and cmd.words[0].is_static:
+            spans += [(w.start, w.end) for w in cmd.words]
+        for start, end in spans:
+            chars[start:end] = " " * (end - start)
+    for token in "".join(chars).split():
+        for value in brace_words(token) or [token]:
+            yield from _WRITTEN_RUN.findall(value)
 
 
 def _plain(command: str) -> str:

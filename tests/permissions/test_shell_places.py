@@ -116,6 +116,8 @@ def test_moves_the_shell_decides_have_no_bases(tmp_path: Path, line: str) -> Non
     "cp x $HOME/.bashrc", "cp x .git/config -S .bak", "install x .git/hooks/pre-commit -m 755", "cp x -- -d/../.git/config",
     "cp --suffix .bak x .git/config", "git -c alias.x=config x core.hooksPath d",
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0=config git x a b",
+    "for d in .gi?; do cp x $d/config; done", "a=(.git); cp x ${a[0]}/config", "declare -a a=(.gi?); cp x $a/config",
+    "H=./././././././././././././././././././././././././././.git/config; cp x $H", "c=cp; $c x .git/config",
 ])
 def test_lines_that_may_change_a_config_say_why(tmp_path: Path, line: str) -> None:
     assert config_write(line, [str(tmp_path)]) is not None
@@ -124,7 +126,10 @@ def test_lines_that_may_change_a_config_say_why(tmp_path: Path, line: str) -> No
 @pytest.mark.parametrize("line", ["cp .claude/notes.md out.md", "cp -r .git/hooks backup", "git commit -m 'see .git/hooks docs'",
                                   "git status", "mkdir -p build", "install -m 644 .claude/x y", "git add .gitignore",
                                   "rm -rf build/*", "cp src/*.py dist/", "cp -S .bak x y", "install -m 755 x bin/x", "cp x{,.bak}",
-                                  "cp -t dist .claude/x", "rm -f *.o"])
+                                  "cp -t dist .claude/x", "rm -f *.o",
+                                  "for f in *.md; do cp $f docs/; done", "git commit -m \"$(date) see .git/hooks\"",
+                                  "git commit -m \"$(cat <<'EOF'\nsee .claude/settings.json\nEOF\n)\"",
+                                  "echo \"see .claude/x for $x\" >> notes.md"])
 def test_lines_that_only_read_a_config_are_not_flagged(tmp_path: Path, line: str) -> None:
     assert config_write(line, [str(tmp_path)]) is None
 
