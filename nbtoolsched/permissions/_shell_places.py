@@ -35,7 +35,7 @@ from ..shell._flags import long_option_matches
 from ..shell._invocations import Invocation, command_line
 from ..shell._parse import parse_command, subcommand_strings
 from ._shell_reads import input_text
-from ._paths import RISKY_DIRS, RISKY_FILES, safety_concern, shell_paths_for_check
+from ._paths import RISKY_DIRS, RISKY_FILES, links_under, safety_concern, shell_paths_for_check
 
 __all__ = ["config_write", "relative_bases", "written_words"]
 
@@ -61,11 +61,13 @@ def relative_bases(command: str, cwd: str) -> list[str] | None:
     invocations = line.invocations
     moves = False
     hops: list[list[str]] = []  # folders a runner or program is told to work in (env -C, tar -C)
+    moving = any(_name(i) in _MOVERS for i in invocations)  # then a mv's names are judged from elsewhere
     for index, invocation in enumerate(invocations):
         name = _name(invocation)
         if name in ("source", ".", "shopt") or any(w is not None and "cdable" in w for w in invocation.words):
             return None  # a file run in this shell may cd; cdable_vars: `cd D` goes to $D
-        if index < len(invocations) - 1 and _makes_links(name, invocation.words[1:]):
+        if index < len(invocations) - 1 and (_makes_links(name, invocation.words[1:])
+                                             or _moves_links(name, invocation.words[1:], cwd, moving)):
             return None
         if name in _MOVERS:
             if invocation.nested:
@@ -258,6 +260,24 @@ def _makes_links(name: str, args: Sequence[str | None], *, links_only: bool = Fa
             if long_option_matches(arg.partition("=")[0], *long):
                 return True
         elif arg.startswith("-") and short & set(arg[1:]):
+            return True
+    return False
+
+
+def _moves_links(name: str, args: Sequence[str | None], cwd: str, after_cd: bool) -> bool:
+    """Does the command move or copy links that exist already (``mv a/b/s a/s``: a link
+    ``../secrets`` leads elsewhere from its new folder)? rsync may copy links as links;
+    after a cd (``after_cd``) or with a computed or glob name, which files mv moves
+    cannot be told here."""
+    if name == "rsync":
+        return True
+    if name not in ("mv", "rename"):
+        return False
+    for arg in args:
+        if arg is None or any(ch in arg for ch in "*?[") or after_cd:
+            return True  # which files it moves cannot be told here
+        path = os.path.join(cwd, os.path.expanduser(arg))
+        if not arg.startswith("-") and (os.path.islink(path) or (os.path.isdir(path) and links_under(path) != [])):
             return True
     return False
 

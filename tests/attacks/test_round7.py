@@ -81,6 +81,18 @@ MOVED_READS = [
 ]
 
 
+@pytest.mark.parametrize("command", ["mv a/b/s a/s && cat a/s/key.txt", "mv a/b a/c; cat a/c/../s/key.txt",
+                                     "mv a/b c && cat c/s/key.txt"])
+async def test_bypass_mode_asks_before_reading_through_a_link_the_line_moves(project, command):
+    (project / "a" / "b").mkdir(parents=True)
+    (project / "a" / "b" / "s").symlink_to("../secrets")  # made by an earlier call: it leads to a/secrets, which is not there
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="bypassPermissions", deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command=command)
+    assert SECRET not in result.text, f"{command!r} printed the secret unasked"
+    assert refuser.asked, result.text
+
+
 @pytest.mark.parametrize("command", MOVED_READS)
 async def test_bypass_mode_asks_before_reading_from_a_folder_the_line_moved_to(project, command):
     (project / "a" / "b").mkdir(parents=True)
@@ -103,7 +115,7 @@ async def test_a_deny_rule_holds_for_code_mapfile_runs(project):
 ORDINARY = [
     "rm -rf build/*", "cp -r victim backup", "cp README.md notes.md -v", "install -m 644 README.md out.md",
     "tar -czf out.tgz victim", "tar -C victim -cf - . > out.tar", "find . -name '*.tmp' -execdir rm {} +",
-    "env -C victim ls", "mkdir -p build && cd build && touch a", "touch new.txt && git add . && git commit -qm msg",
+    "env -C victim ls", "mkdir -p build && cd build && touch a", "mv README.md README.txt && cat README.txt", "touch new.txt && git add . && git commit -qm msg",
     "echo x >> README.md && git commit -qam msg", "cp victim/keep.txt victim/keep2.txt",
 ]
 
