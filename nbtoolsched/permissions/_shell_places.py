@@ -453,13 +453,16 @@ def _plain(command: str) -> str:
 
 
 def _git_config(invocation: Invocation, plain: str) -> str | None:
-    """`git config` (unless the line is read-only), `--template` and an alias the line
+    """`git config` (unless the line is read-only), `--template`, `--separate-git-dir`
+    (``git init --sep gd`` moves .git to gd, where a hook is then one cp away) and an alias the line
     gives git (`git -c alias.x=config x ...`, GIT_CONFIG_KEY_0=alias.x): git's own config."""
     words = invocation.words
     if not words or words[0] is None or os.path.basename(words[0]) != "git":
         return None
-    if any(w is not None and w.startswith("--template") for w in words):
+    if any(w is not None and long_option_matches(w, "--template") for w in words):
         return "git copies a template's hooks into the repository"
+    if any(w is not None and long_option_matches(w, "--separate-git-dir") for w in words):
+        return "git moves the repository to a folder whose hooks nothing then guards"
     if "alias." in plain.lower():
         return "the line gives git an alias, which may run `git config`"
     skip = False

@@ -27,6 +27,8 @@ CONFIG_WRITES = [
     "install x .git/hooks/pre-commit -m 755",
     "mkdir -- -d; cp x -- -d/../.git/config",
     "git -c alias.x=config x core.hooksPath d",
+    "git init -q --separate-git-dir gd",  # moves .git: gd/hooks is then unguarded
+    "git init -q --templ=d",
     "for d in .gi?; do cp x $d/config; done",  # names outside simple commands' words
     "a=(.git); cp x ${a[0]}/config",
     "declare -a a=(.gi?); cp x $a/config",
