@@ -13,7 +13,7 @@ import functools
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 __all__ = [
     "PathPattern",
@@ -30,11 +30,17 @@ __all__ = [
 
 # Files and folders whose change can run code or rewrite configuration: an edit to them
 # always asks, whatever the mode or the allow rules say.
-RISKY_DIRS = frozenset({".git", ".vscode", ".idea", ".claude"})
+RISKY_DIRS = frozenset({".git", ".vscode", ".idea", ".claude", ".husky"})
 RISKY_FILES = frozenset(
-    {".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".zshrc", ".zprofile", ".zshenv",
-     ".profile", ".mcp.json", ".ripgreprc", ".envrc"}
+    {".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zprofile",
+     ".zshenv", ".zlogin", ".zlogout", ".profile", ".mcp.json", ".ripgreprc", ".envrc"}
 )
+_XDG_RISKY = frozenset({"git", "fish"})  # ~/.config/git/config, ~/.config/fish/config.fish
+
+
+def risky_folder_at(parts: Sequence[str], index: int) -> bool:
+    """Is ``parts[index]`` a folder whose files configure tools or can run code?"""
+    return parts[index] in RISKY_DIRS or (index > 0 and parts[index - 1] == ".config" and parts[index] in _XDG_RISKY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,8 +285,8 @@ def safety_concern(paths: Iterable[str]) -> str | None:
     """Why editing this path needs a person's eyes, or None."""
     for path in paths:
         parts = path.replace(os.sep, "/").split("/")
-        for part in parts[:-1]:
-            if part in RISKY_DIRS:
+        for index, part in enumerate(parts[:-1]):
+            if risky_folder_at(parts, index):
                 return f"{path} is inside a {part} folder, whose files configure tools or can run code"
         if parts and (parts[-1] in RISKY_FILES or parts[-1] in RISKY_DIRS):
             return f"{path} is a configuration file that can change how tools or shells behave"

@@ -35,7 +35,7 @@ from ..shell._flags import long_option_matches
 from ..shell._invocations import Invocation, command_line
 from ..shell._parse import parse_command, subcommand_strings
 from ._shell_reads import input_text
-from ._paths import RISKY_DIRS, RISKY_FILES, links_under, safety_concern, shell_paths_for_check
+from ._paths import RISKY_DIRS, RISKY_FILES, links_under, risky_folder_at, safety_concern, shell_paths_for_check
 
 __all__ = ["config_write", "relative_bases", "written_words"]
 
@@ -389,7 +389,8 @@ def _risky_name(word: str | None, dots: bool = False) -> str | None:
         candidates.append(word[2:])
     for candidate in candidates:
         parts = candidate.split("/")
-        if any(_may_be(p, RISKY_DIRS, dots) for p in parts) or _may_be(parts[-1], RISKY_FILES, dots):
+        if (any(_may_be(p, RISKY_DIRS, dots) or risky_folder_at(parts, i) for i, p in enumerate(parts))
+                or _may_be(parts[-1], RISKY_FILES, dots)):
             return f"it names {candidate}, in a tool's config folder or a shell's startup file"
     return None
 

@@ -110,7 +110,8 @@ def test_moves_the_shell_decides_have_no_bases(tmp_path: Path, line: str) -> Non
     "perl -pi -e s/a/b/ .git/config", "env cp x .claude/settings.json", "xargs cp x <<< .git/hooks/pre-commit",
     "H=.git/hooks/pre-commit; cp x $H", "cd .git && cp ../x hooks/pre-commit", "ln -s .git g", "cp -l .git/config c",
     "bash -c 'cp x .git/hooks/pre-commit'", "git config core.hooksPath h", "git -C . config --local core.fsmonitor x",
-    "git clone --template=t u r", "echo x | tee -a ~/.bashrc", "rm -rf .vscode",
+    "git clone --template=t u r", "echo x | tee -a ~/.bashrc", "rm -rf .vscode", "cp x .husky/pre-commit",
+    "tee -a ~/.config/git/config < x", "cp x ~/.config/fish/config.fish", "ln -sf x ~/.zlogin",
     "cp x .gi?/config", "cp x .[g]it/config", "cp x .[[:alpha:]]it/config", "GLOBIGNORE=x; cp x */config",
     "shopt -s dotglob; cp x */config", "cp x .GI?/config", "tee .gi{t,}/config", "cp x ${u:-.git}/config",
     "cp x $HOME/.bashrc", "cp x .git/config -S .bak", "install x .git/hooks/pre-commit -m 755", "cp x -- -d/../.git/config",
@@ -158,3 +159,12 @@ async def test_bypass_mode_runs_reads_of_a_config_unasked(tmp_path: Path, comman
     sched = scheduler(project, refuser, mode="bypassPermissions", deny=["Read(secrets/**)"])
     result = await run_one(sched, "Bash", command=command)
     assert not refuser.asked and not result.is_error, result.text
+
+
+@pytest.mark.parametrize("path", [".husky/pre-commit", "home/.config/git/config", "home/.zlogin"])
+async def test_accept_edits_asks_before_writing_a_hook_or_a_startup_file(tmp_path: Path, path: str) -> None:
+    project = _git_project(tmp_path)
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="acceptEdits")
+    result = await run_one(sched, "Write", file_path=str(project / path), content="echo pwned\n")
+    assert refuser.asked and result.is_error and not (project / path).exists()
