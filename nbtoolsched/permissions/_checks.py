@@ -31,9 +31,10 @@ from ._matching import (
 from ._modes import ACCEPT_EDITS_COMMANDS
 from ._paths import MAX_LINK_WALK, inside_working_dirs, links_under, paths_for_check, safety_concern, shell_paths_for_check
 from ._rules import Behavior, PermissionRule, RuleSet
-from ._shell_places import config_write, relative_bases, written_words
+from ._shell_config_writes import config_write, written_words
+from ._shell_places import relative_bases
 from ._shell_reads import ReadTargets, line_names, read_targets
-from ._shell_rules import allow_candidates, deny_candidates, first_word, shell_words, suggest_shell_rule
+from ._shell_rules import allow_candidates, deny_candidates, first_word, suggest_shell_rule
 
 __all__ = ["CallFacts", "tool_kind", "builtin_check", "is_immune_ask", "shell_field", "read_protection"]
 

@@ -1,0 +1,213 @@
+"""Whether a shell line may change a tool's config or a shell's startup file.
+
+The Bash check asks this of a whole line that is not read-only: does it name such a path
+anywhere (``dd of=.git/hooks/x``, ``cd .git``, ``ln -s .git g``, a string ``sh -c``
+runs, a here-string ``xargs`` reads, a variable, array or ``for`` list it sets, a glob
+or brace that may make the name), or set git's configuration (``git config``, an alias
+for it, ``--template``, ``--separate-git-dir``)? The caller then asks in every mode, as
+Claude Code's safety check does for an Edit there. For cp and install only the
+destination counts (``cp .claude/notes.md x`` changes x).
+
+It over-approximates on purpose. What it cannot see: words the shell computes
+(``cp x "$(printf .gi)t/hooks"``) and programs that open files by themselves
+(``python -c``, ``make``, ``tar`` extracting links, ``git checkout``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from typing import Iterator, Sequence
+
+from ..shell._braces import brace_words
+from ..shell._flags import long_option_matches
+from ..shell._invocations import Invocation, command_line
+from ..shell._parse import parse_command
+from ._paths import RISKY_DIRS, RISKY_FILES, risky_folder_at, safety_concern
+from ._shell_places import makes_links, unquoted
+from ._shell_reads import input_text
+
+__all__ = ["config_write", "written_words"]
+
+
+_COPIERS = frozenset({"cp", "install", "ln"})  # they write only their destination
+# Their options that take a value as the next word (GNU: also after the operands).
+_COPIER_VALUED_SHORT = {"cp": "St", "ln": "St", "install": "mogSt"}
+_COPIER_VALUED_LONG = {"cp": ("--suffix", "--target-directory"), "ln": ("--suffix", "--target-directory"),
+                       "install": ("--mode", "--owner", "--group", "--suffix", "--target-directory", "--strip-program")}
+
+
+def written_words(head: str, args: list[str]) -> list[str]:
+    """The words of a write command that may name what it changes: for cp, install and
+    ln the destination (the last operand, or a -t / --target-directory folder, bundled or
+    attached too; an option's value is no operand, wherever it sits, and every word
+    after ``--`` is one); for the others every operand and option value."""
+    if head not in _COPIERS:
+        return [a.partition("=")[2] if a.startswith("-") else a for a in args]
+    operands: list[str] = []
+    targets: list[str] = []
+    i = 0
+    while i < len(args):
+        arg, i = args[i], i + 1
+        if arg == "--":
+            operands.extend(args[i:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+            continue
+        value: str | None = None
+        if arg.startswith("--"):
+            flag, eq, attached = arg.partition("=")
+            if not long_option_matches(flag, *_COPIER_VALUED_LONG[head]):
+                continue
+            value = attached if eq else (args[i] if i < len(args) else "")
+            i += 0 if eq else 1
+            if long_option_matches(flag, "--target-directory"):
+                targets.append(value)
+            continue
+        for j, letter in enumerate(arg[1:], 1):
+            if letter in _COPIER_VALUED_SHORT[head]:
+                value = arg[j + 1:] or (args[i] if i < len(args) else "")
+                i += 0 if arg[j + 1:] else 1
+                if letter == "t":
+                    targets.append(value)
+                break
+    return targets or operands[-1:]  # with -t, every operand is a source
+
+
+def config_write(command: str, bases: Sequence[str] | None) -> str | None:
+    """Why ``command`` may change a tool's config or a shell's startup file, or None.
+
+    Only meaningful for a line that is not read-only (``cat .git/config`` names one too)."""
+    plain = unquoted(command)
+    dots = "dotglob" in plain or "GLOBIGNORE" in plain  # then * and ? match a leading dot too
+
+    def risky(word: str | None) -> str | None:
+        return _risky_name(word, dots)
+
+    for invocation in command_line(command).invocations:
+        found = _git_config(invocation, plain) or next(filter(None, map(risky, _changed_words(invocation.words))), None)
+        if found is None and None in invocation.words:  # `.gi?/config`, `.gi{t,}`, `${u:-.git}`
+            found = next(filter(None, map(risky, _made_names(invocation.text))), None)
+        if found:
+            return found
+    parsed = parse_command(command)
+    assigned = [c.text.partition("=")[2].strip("'\"") for c in parsed.constructs if c.kind == "assignment"]
+    found = next(filter(None, map(risky, [*assigned, *_loose_names(command)])), None)
+    if found:
+        return found
+    for cmd in parsed.commands:
+        values = [a.value.value for a in cmd.assignments if a.value is not None and a.value.is_static]
+        head = os.path.basename(cmd.words[0].value) if cmd.words and cmd.words[0].is_static else None
+        values += input_text(cmd, head)  # what xargs or a shell reads as names; cat's input is data
+        found = next(filter(None, (risky(w) for v in values for w in v.split())), None)
+        if found:
+            return found
+    for base in bases or ():
+        concern = safety_concern([base + os.sep])
+        if concern:
+            return f"it works in {base}, inside a folder whose files configure tools or can run code"
+    return None
+
+
+def _changed_words(words: Sequence[str | None]) -> Sequence[str | None]:
+    """The words that may name what the program changes: for cp and install (when they
+    make no links) their destination, as ``cp .claude/notes.md x`` changes only x; for
+    the rest, every word (``ln -s .git g`` makes a way into .git)."""
+    head = os.path.basename(words[0] or "")
+    args = words[1:]
+    if head not in ("cp", "install") or any(a is None for a in args) or (head == "cp" and makes_links(head, args, links_only=True)):
+        return words
+    return written_words(head, [a for a in args if a is not None])
+
+
+_GLOB = re.compile(r"[*?\[]|[?*+@!]\(")
+_EXTGLOB = re.compile(r"[?*+@!]\([^)]*\)?")
+_CLASS = re.compile(r"\[!?\^?\]?(?:\[:[a-z]+:\]|[^\]])*\]")
+_WRITTEN_RUN = re.compile(r"[\w.~*?\[\]/]+")  # a path-like run inside a word the shell expands
+
+
+def _risky_name(word: str | None, dots: bool = False) -> str | None:
+    """Does the word name a tool's config folder or a shell's startup file, as written
+    or as a glob may match (``.gi?``, ``.[g]it``; ``*`` when ``dots``: dotglob is on)?"""
+    if not word:
+        return None
+    candidates = [word, word.partition("=")[2]]
+    if word.startswith("-") and not word.startswith("--"):
+        candidates.append(word[2:])
+    for candidate in candidates:
+        parts = candidate.split("/")
+        if (any(_may_be(p, RISKY_DIRS, dots) or risky_folder_at(parts, i) for i, p in enumerate(parts))
+                or _may_be(parts[-1], RISKY_FILES, dots)):
+            return f"it names {candidate}, in a tool's config folder or a shell's startup file"
+    return None
+
+
+def _may_be(part: str, names: frozenset[str], dots: bool) -> bool:
+    if part in names:
+        return True
+    if not _GLOB.search(part):
+        return False
+    # Over-approximate: any case (nocaseglob), an extglob group or a [[:class:]] matches
+    # anything; a leading dot must be written unless dotglob is on, as bash requires.
+    pattern = _CLASS.sub(lambda m: "?" if "[:" in m.group() else m.group().replace("[^", "[!"), _EXTGLOB.sub("*", part))
+    dot_ok = dots or part.startswith(".") or ("(" in part and "." in part)
+    return any(fnmatch.fnmatchcase(name.lower(), pattern.lower()) for name in names if dot_ok or not name.startswith("."))
+
+
+def _made_names(text: str) -> Iterator[str]:
+    """What the words of a simple command the shell expands may become, as far as their
+    literal parts tell: each brace expansion, with an expansion's visible default as its
+    value (``${u:-.git}/config``) and any other expansion empty. A word is judged by its
+    ``/``-parts whole: ``"$(date) see .git/hooks"`` is a message, not a path into .git."""
+    for cmd in parse_command(text).commands:
+        for word in cmd.words:
+            if not word.is_static:
+                for value in brace_words(word.value) or [word.value]:
+                    yield _DEFAULTED.sub(r"\1", value)
+                    yield _EXPANSION.sub("", _DEFAULTED.sub(r"\1", value))
+
+
+_DEFAULTED = re.compile(r"\$\{#?\w+:?[-=+?]([^{}$]*)\}")
+_EXPANSION = re.compile(r"\$\{[^}]*\}|\$\([^)]*\)|`[^`]*`|\$[\w@*#?$!-]")
+
+
+def _loose_names(command: str) -> Iterator[str]:
+    """The path-like runs of the line outside the words of its simple commands and the
+    input it gives them (which the caller judges one by one): a ``for`` or ``select``
+    list, an array or a ``declare``, an assignment, a command whose name the shell computes."""
+    chars = list(command)
+    for cmd in parse_command(command).commands:
+        spans = [(r.start, r.end) for r in cmd.redirects if r.is_heredoc or r.op == "<<<"]
+        if cmd.words and cmd.words[0].is_static:
+            spans += [(w.start, w.end) for w in cmd.words]
+        for start, end in spans:
+            chars[start:end] = " " * (end - start)
+    for token in "".join(chars).split():
+        for value in brace_words(token) or [token]:
+            yield from _WRITTEN_RUN.findall(value)
+
+
+def _git_config(invocation: Invocation, plain: str) -> str | None:
+    """`git config` (unless the line is read-only), `--template`, `--separate-git-dir`
+    (``git init --sep gd`` moves .git to gd, where a hook is then one cp away) and an alias the line
+    gives git (`git -c alias.x=config x ...`, GIT_CONFIG_KEY_0=alias.x): git's own config."""
+    words = invocation.words
+    if not words or words[0] is None or os.path.basename(words[0]) != "git":
+        return None
+    if any(w is not None and long_option_matches(w, "--template") for w in words):
+        return "git copies a template's hooks into the repository"
+    if any(w is not None and long_option_matches(w, "--separate-git-dir") for w in words):
+        return "git moves the repository to a folder whose hooks nothing then guards"
+    if "alias." in plain.lower():
+        return "the line gives git an alias, which may run `git config`"
+    skip = False
+    for word in words[1:]:
+        if skip:
+            skip = False
+        elif word in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env"):
+            skip = True
+        elif word is None or not word.startswith("-"):
+            return "`git config` changes git's configuration, which can run programs" if word in (None, "config") else None
+    return None
