@@ -93,6 +93,10 @@ def config_write(command: str, bases: Sequence[str] | None) -> str | None:
         if found:
             return found
     parsed = parse_command(command)
+    if parsed.errors:  # after `shopt -s extglob`, `.gi@(t)/config` is one word to bash, three to the parser
+        found = next(filter(None, map(risky, _raw_words(plain))), None)
+        if found:
+            return found
     assigned = [c.text.partition("=")[2].strip("'\"") for c in parsed.constructs if c.kind == "assignment"]
     found = next(filter(None, map(risky, [*assigned, *_loose_names(command)])), None)
     if found:
@@ -171,6 +175,13 @@ def _made_names(text: str) -> Iterator[str]:
 
 _DEFAULTED = re.compile(r"\$\{#?\w+:?[-=+?]([^{}$]*)\}")
 _EXPANSION = re.compile(r"\$\{[^}]*\}|\$\([^)]*\)|`[^`]*`|\$[\w@*#?$!-]")
+
+
+def _raw_words(plain: str) -> Iterator[str]:
+    """The unquoted line cut only at blanks and at ``;&<>``, for a line the parser cannot
+    read as bash does: an extended glob (``.+(g|i|t)``) stays whole, braces expanded."""
+    for token in re.split(r"[\s;&<>]+", plain):
+        yield from brace_words(token) or [token]
 
 
 def _loose_names(command: str) -> Iterator[str]:
