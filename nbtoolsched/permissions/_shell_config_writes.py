@@ -4,7 +4,8 @@ The Bash check asks this of a whole line that is not read-only: does it name suc
 anywhere (``dd of=.git/hooks/x``, ``cd .git``, ``ln -s .git g``, a string ``sh -c``
 runs, a here-string ``xargs`` reads, a variable, array or ``for`` list it sets, a glob
 or brace that may make the name), or set git's configuration (``git config``, an alias
-for it, ``--template``, ``--separate-git-dir``)? The caller then asks in every mode, as
+for it, ``--template``, ``--separate-git-dir``), also in code git runs later (a
+``-c core.editor`` or ``GIT_EDITOR`` line, a ``rebase --exec`` step, ``--upload-pack``)? The caller then asks in every mode, as
 Claude Code's safety check does for an Edit there. For cp and install only the
 destination counts (``cp .claude/notes.md x`` changes x).
 
@@ -22,7 +23,7 @@ from typing import Iterator, Sequence
 
 from ..shell._braces import brace_words
 from ..shell._flags import long_option_matches
-from ..shell._invocations import Invocation, command_line
+from ..shell._invocations import command_line
 from ..shell._parse import parse_command
 from ._paths import RISKY_DIRS, RISKY_FILES, risky_folder_at, safety_concern
 from ._shell_places import makes_links, unquoted
@@ -76,10 +77,12 @@ def written_words(head: str, args: list[str]) -> list[str]:
     return targets or operands[-1:]  # with -t, every operand is a source
 
 
-def config_write(command: str, bases: Sequence[str] | None) -> str | None:
+def config_write(command: str, bases: Sequence[str] | None, _depth: int = 0) -> str | None:
     """Why ``command`` may change a tool's config or a shell's startup file, or None.
 
     Only meaningful for a line that is not read-only (``cat .git/config`` names one too)."""
+    if _depth > _MAX_DEPTH:
+        return "it nests shell code git runs too deep to follow"
     plain = unquoted(command)
     dots = "dotglob" in plain or "GLOBIGNORE" in plain  # then * and ? match a leading dot too
 
@@ -87,7 +90,9 @@ def config_write(command: str, bases: Sequence[str] | None) -> str | None:
         return _risky_name(word, dots)
 
     for invocation in command_line(command).invocations:
-        found = _git_config(invocation, plain) or next(filter(None, map(risky, _changed_words(invocation.words))), None)
+        found = (_git_config(invocation.words, plain) or next(filter(None, map(risky, _changed_words(invocation.words))), None)
+                 or _git_config_later(invocation.words, plain)
+                 or next(filter(None, (config_write(code, bases, _depth + 1) for code in _git_code(invocation.words))), None))
         if found is None and None in invocation.words:  # `.gi?/config`, `.gi{t,}`, `${u:-.git}`
             found = next(filter(None, map(risky, _made_names(invocation.text))), None)
         if found:
@@ -104,6 +109,9 @@ def config_write(command: str, bases: Sequence[str] | None) -> str | None:
     for cmd in parsed.commands:
         values = [a.value.value for a in cmd.assignments if a.value is not None and a.value.is_static]
         head = os.path.basename(cmd.words[0].value) if cmd.words and cmd.words[0].is_static else None
+        found = next(filter(None, (_git_config_later((v,), plain) for v in values)), None)  # GIT_EDITOR='git config ...'
+        if found:
+            return found
         values += input_text(cmd, head)  # what xargs or a shell reads as names; cat's input is data
         found = next(filter(None, (risky(w) for v in values for w in v.split())), None)
         if found:
@@ -200,11 +208,61 @@ def _loose_names(command: str) -> Iterator[str]:
             yield from _WRITTEN_RUN.findall(value)
 
 
-def _git_config(invocation: Invocation, plain: str) -> str | None:
+_MAX_DEPTH = 4
+# git's own options that take the next word as their value.
+_GIT_VALUED = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env", "--attr-source", "--super-prefix"})
+# Options whose value git runs as a shell line: a rebase step, the program a fetch, clone
+# or push starts for a local repository.
+_GIT_CODE_LONG = ("--exec", "--upload-pack", "--receive-pack")
+
+
+def _git_code(words: Sequence[str | None]) -> list[str]:
+    """The shell lines a git command runs later: a ``-c`` value (``core.editor``,
+    ``core.pager``, ``sequence.editor``...), a ``rebase -x`` / ``--exec`` step, an
+    ``--upload-pack`` / ``--receive-pack`` program, what ``submodule foreach`` runs.
+    Every ``-x`` and ``-u`` value counts (in cherry-pick -x a flag: the next word is then
+    a commit, which names no config)."""
+    if not words or words[0] is None or os.path.basename(words[0]) != "git":
+        return []
+    code: list[str] = []
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else None
+        if word is None:
+            continue
+        if word == "foreach":
+            code.append(" ".join(w for w in words[i + 1:] if w is not None))
+        elif word in ("-c", "-x", "-u") and following is not None:
+            code.append(following.partition("=")[2] if word == "-c" else following)
+        elif word[:2] in ("-x", "-u") and len(word) > 2:
+            code.append(word[2:])
+        elif long_option_matches(word, *_GIT_CODE_LONG):
+            code.append(word.partition("=")[2] if "=" in word else following or "")
+    return code
+
+
+def _git_config_later(words: Sequence[str | None], plain: str) -> str | None:
+    """`git config` behind a runner the check does not peel (``flock f git config``,
+    ``watch``, ``git bisect run git config``), or in a string a program may run later as
+    a shell line (``core.editor=git config ...``, ``GIT_EDITOR='git config ...'``)."""
+    for i, word in enumerate(words):
+        if word is None:
+            continue
+        if i and os.path.basename(word) == "git":
+            found = _git_config(words[i:], plain)
+            if found:
+                return found
+        for text in {word, word.partition("=")[2]}:
+            if len(text.split()) > 1:  # a word with blanks: a message, or a line something runs
+                found = next(filter(None, (_git_config(i.words, plain) for i in command_line(text).invocations)), None)
+                if found:
+                    return found
+    return None
+
+
+def _git_config(words: Sequence[str | None], plain: str) -> str | None:
     """`git config` (unless the line is read-only), `--template`, `--separate-git-dir`
     (``git init --sep gd`` moves .git to gd, where a hook is then one cp away) and an alias the line
     gives git (`git -c alias.x=config x ...`, GIT_CONFIG_KEY_0=alias.x): git's own config."""
-    words = invocation.words
     if not words or words[0] is None or os.path.basename(words[0]) != "git":
         return None
     if any(w is not None and long_option_matches(w, "--template") for w in words):
@@ -217,7 +275,7 @@ def _git_config(invocation: Invocation, plain: str) -> str | None:
     for word in words[1:]:
         if skip:
             skip = False
-        elif word in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env"):
+        elif word in _GIT_VALUED:
             skip = True
         elif word is None or not word.startswith("-"):
             return "`git config` changes git's configuration, which can run programs" if word in (None, "config") else None

@@ -11,11 +11,21 @@ import pytest
 
 from .conftest import Refuser, git, run_one, scheduler
 
+_COMMIT = "git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && "
 # An extended glob on a later line than the `shopt -s extglob` that turns it on: the parser
 # (which knows no shell options) splits the word, so only the raw text tells the name.
+# Code git runs later as a shell line: an editor or a rebase step (a string, however the
+# words in it read), or git config behind a runner the check cannot peel.
 CONFIG_WRITES = [
     "shopt -s extglob\ncp x .gi@(t)/config",
     "shopt -s extglob\ncp x .+(g|i|t)/config",
+    "git -c user.name=a -c user.email=a@b -c core.editor='git config core.hooksPath d #' commit -q --allow-empty",
+    "git -c user.name=a -c user.email=a@b -c core.editor='cp x .git/config #' commit -q --allow-empty",
+    "GIT_EDITOR='git config core.hooksPath d #' git -c user.name=a -c user.email=a@b commit -q --allow-empty",
+    _COMMIT + "git rebase -q --exec 'git config core.hooksPath d' --root",
+    _COMMIT + "git -c user.name=a -c user.email=a@b rebase -q -x 'cp x .git/config' --root",
+    _COMMIT + "git -c user.name=a -c user.email=a@b rebase -q --exec='cp x .gi?/config' --root",
+    "flock x git config core.hooksPath d",
 ]
 WATCHED = (".git/hooks/pre-commit", ".git/config")
 
@@ -39,8 +49,20 @@ async def test_a_name_in_code_git_runs_or_in_an_extended_glob_still_asks(project
     assert refuser.asked, f"{command!r} ran unasked: {result.text}"
 
 
+async def test_an_allow_rule_for_git_commit_does_not_cover_an_editor_that_sets_config(project):
+    before = _config_project(project)
+    refuser = Refuser()
+    sched = scheduler(project, refuser, allow=["Bash(git commit:*)", "Bash(git -c:*)"])
+    result = await run_one(sched, "Bash", command=CONFIG_WRITES[2])
+    assert (project / ".git/config").read_bytes() == before[".git/config"], result.text
+    assert refuser.asked, result.text
+
+
 # Ordinary commands near the new checks that must not ask in bypass mode.
 ORDINARY = [
+    "git -c user.name=a -c user.email=a@b commit -q --allow-empty -m 'fix .git/config parsing'",
+    "git -c user.name=a -c user.email=a@b -c core.editor=true commit -q --allow-empty --allow-empty-message",
+    _COMMIT + "git -c user.name=a -c user.email=a@b rebase -q -x 'ls victim' --root",
     "shopt -s extglob\nls !(victim)",
     "cp -r victim backup && rm -rf backup",
 ]
