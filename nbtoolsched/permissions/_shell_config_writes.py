@@ -86,8 +86,10 @@ def config_write(command: str, bases: Sequence[str] | None, _depth: int = 0) -> 
     plain = unquoted(command)
     dots = "dotglob" in plain or "GLOBIGNORE" in plain  # then * and ? match a leading dot too
 
+    places = bases if bases is not None else _named_places(command)
+
     def risky(word: str | None) -> str | None:
-        return _risky_name(word, dots)
+        return _risky_name(word, dots, places)
 
     for invocation in command_line(command).invocations:
         found = (_git_config(invocation.words, plain) or next(filter(None, map(risky, _changed_words(invocation.words))), None)
@@ -140,20 +142,46 @@ _CLASS = re.compile(r"\[!?\^?\]?(?:\[:[a-z]+:\]|[^\]])*\]")
 _WRITTEN_RUN = re.compile(r"[\w.~*?\[\]/]+")  # a path-like run inside a word the shell expands
 
 
-def _risky_name(word: str | None, dots: bool = False) -> str | None:
+def _risky_name(word: str | None, dots: bool = False, bases: Sequence[str] = ()) -> str | None:
     """Does the word name a tool's config folder or a shell's startup file, as written
-    or as a glob may match (``.gi?``, ``.[g]it``; ``*`` when ``dots``: dotglob is on)?"""
+    or as a glob may match (``.gi?``, ``.[g]it``; ``*`` when ``dots``: dotglob is on), or
+    once joined to a folder the line may work in and its ``.`` and ``..`` resolved
+    (``cd ~/.config && cp x git/config``)?"""
     if not word:
         return None
     candidates = [word, word.partition("=")[2]]
     if word.startswith("-") and not word.startswith("--"):
         candidates.append(word[2:])
-    for candidate in candidates:
-        parts = candidate.split("/")
-        if (any(_may_be(p, RISKY_DIRS, dots) or risky_folder_at(parts, i) for i, p in enumerate(parts))
-                or _may_be(parts[-1], RISKY_FILES, dots)):
-            return f"it names {candidate}, in a tool's config folder or a shell's startup file"
+    for candidate in filter(None, candidates):
+        for form in [candidate, *(os.path.normpath(os.path.join(b, os.path.expanduser(candidate))) for b in bases)]:
+            parts = form.split("/")
+            if (any(_may_be(p, RISKY_DIRS, dots) or risky_folder_at(parts, i) for i, p in enumerate(parts))
+                    or _may_be(parts[-1], RISKY_FILES, dots)):
+                return f"it names {candidate}, in a tool's config folder or a shell's startup file"
     return None
+
+
+_PLACE_OPTIONS = ("--chdir", "--directory")
+
+
+def _named_places(command: str) -> list[str]:
+    """The folders the line names for a cd, pushd or a program's ``-C``, ``--chdir`` or
+    ``--directory``: where its relative names may lead when the shell decides the rest
+    (``cd ~/.config; cp ~-/x git/config``)."""
+    places: list[str] = []
+    for invocation in command_line(command).invocations:
+        words = invocation.words
+        mover = os.path.basename(words[0] or "") in ("cd", "pushd")
+        for i, word in enumerate(words[1:], 1):
+            if word is None:
+                continue
+            if mover and not word.startswith("-"):
+                places.append(word)
+            elif words[i - 1] == "-C" or ("=" not in (words[i - 1] or "=") and long_option_matches(words[i - 1] or "", *_PLACE_OPTIONS)):
+                places.append(word)
+            elif "=" in word and long_option_matches(word.partition("=")[0], *_PLACE_OPTIONS):
+                places.append(word.partition("=")[2])
+    return [os.path.expanduser(p) for p in places]
 
 
 def _may_be(part: str, names: frozenset[str], dots: bool) -> bool:
