@@ -4,7 +4,7 @@ A line may move the shell before it reads (``cd a && cd b``, ``pushd a``, ``cd -
 ``builtin cd a``), or tell a program where to work (``env -C a``, ``tar -C a``,
 ``git -C a``), so ``../../secrets/key.txt`` is judged from every folder the line may be
 in by then. When the shell decides that, the answer is None: ``cd "$D"``, ``cd -``,
-``~+``, a ``HOME`` or ``CDPATH`` the line sets, cdable_vars, a move in a loop, a
+``~+``, ``$OLDPWD`` after a move, a ``HOME`` or ``CDPATH`` the line sets, cdable_vars, a move in a loop, a
 substitution or a string another shell runs, a program name the shell computes (it may
 be ``cd``), ``find -execdir``, or links the line makes or moves before it goes on (a
 name through them leads wherever the link points). A Read rule then makes the line
@@ -34,7 +34,9 @@ _MOVERS = frozenset({"cd", "pushd", "popd"})
 _CD_OPTIONS = frozenset("LPe@")
 _ROTATION = re.compile(r"[+-][0-9]+")  # pushd/popd +N, -N: a folder already on the stack
 # ~+ is $PWD, ~- is $OLDPWD; BASH_ENV is a file a shell the line starts runs first (it may cd).
-_SHELL_SET_PLACE = re.compile(r"CDPATH|BASHOPTS|BASH_ENV|~[+-]")
+_SHELL_SET_PLACE = re.compile(r"CDPATH|BASHOPTS|BASH_ENV|~[+-]|(?:^|[\s=:;&|(<>])~[0-9]")  # not HEAD~1
+# After a move: the folder bash is in, the one it left, its folder stack (~+, ~-, ~1 by name).
+_MOVED_PLACE = re.compile(r"\$\{?(?:PWD|OLDPWD|DIRSTACK)\b")
 _MAX_BASES = 32
 # cp options that make links, or copy the links it finds as links (-a, -d, -P, -r, -R).
 _CP_LINK_SHORT = frozenset("slaPdrR")
@@ -78,6 +80,8 @@ def relative_bases(command: str, cwd: str) -> list[str] | None:
         return None
     if not moves:
         return _hop([cwd], hops)
+    if _MOVED_PLACE.search(plain):
+        return None  # `cd a/b && cat $OLDPWD/.env`
     if subcommand_strings(command) is None:
         return None  # a move in a loop, a function or a substitution: how often, the shell decides
     bases = [cwd]

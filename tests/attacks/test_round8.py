@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import Refuser, git, run_one, scheduler
+from .conftest import READ_DENIES, SECRET, Refuser, git, run_one, scheduler
 
 _COMMIT = "git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && "
 # An extended glob on a later line than the `shopt -s extglob` that turns it on: the parser
@@ -83,6 +83,27 @@ async def test_a_write_into_git_or_fish_config_from_a_folder_the_line_moved_to_a
     written = [p.name for p in (home / ".config").rglob("*") if p.is_file()]
     assert not written, f"{command!r} wrote {written}: {result.text}"
     assert refuser.asked, f"{command!r} ran unasked: {result.text}"
+
+
+# After a move, the variables bash keeps for the folder it is in, the one it left and its
+# folder stack name places as ~+ and ~- do: the shell decides where these lead.
+MOVED_READS = [
+    "cd a/b && cat $OLDPWD/secrets/key.txt",
+    "cd a/b && cat $PWD/../../secrets/key.txt",
+    "cd a/b && cat \"${PWD}\"/../../secrets/key.txt",
+    "pushd a/b >/dev/null; cat ~1/secrets/key.txt",
+    "pushd a/b >/dev/null; cat \"${DIRSTACK[1]}/secrets/key.txt\"",
+]
+
+
+@pytest.mark.parametrize("command", MOVED_READS)
+async def test_bypass_mode_asks_before_reading_from_the_folder_bash_records(project, command):
+    (project / "a" / "b").mkdir(parents=True)
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode="bypassPermissions", deny=READ_DENIES)
+    result = await run_one(sched, "Bash", command=command)
+    assert SECRET not in result.text, f"{command!r} printed the secret unasked"
+    assert result.is_error and (refuser.asked or "is blocked by the rule" in result.text), result.text
 
 
 # Ordinary commands near the new checks that must not ask in bypass mode.
