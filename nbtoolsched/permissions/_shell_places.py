@@ -172,6 +172,8 @@ def _elsewhere(name: str, args: Sequence[str | None]) -> list[str] | None:
                 value, i = str(args[i]), i + 1
             if name == "sudo" and long_option_matches(flag, "--chroot"):
                 return None
+            if name == "env" and long_option_matches(flag, "--split-string") and _starts_with_option(value):
+                return None
             if long_option_matches(flag, *_CHDIR_LONG[name]):
                 folders.append(value)
             continue
@@ -183,12 +185,20 @@ def _elsewhere(name: str, args: Sequence[str | None]) -> list[str] | None:
                 if i >= len(args) or args[i] is None:
                     return None
                 value, i = str(args[i]), i + 1
+            if name == "env" and letter == "S" and _starts_with_option(value):
+                return None
             if letter in _CHDIR_SHORT[name]:
                 if name == "sudo" and letter == "R":
                     return None
                 folders.append(value)
             break
     return folders
+
+
+def _starts_with_option(split_string: str) -> bool:
+    """Does an ``env -S`` string start with options? env reads them as its own (``-S '-C
+    a/b cat ../x'``), so where it runs the command the shell's words no longer tell."""
+    return split_string.lstrip(" \t\n\"'\\").startswith("-")
 
 
 def _git_folders(args: Sequence[str | None]) -> list[str] | None:

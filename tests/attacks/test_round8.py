@@ -93,6 +93,9 @@ MOVED_READS = [
     "cd a/b && cat \"${PWD}\"/../../secrets/key.txt",
     "pushd a/b >/dev/null; cat ~1/secrets/key.txt",
     "pushd a/b >/dev/null; cat \"${DIRSTACK[1]}/secrets/key.txt\"",
+    "env -S '-C a/b cat ../../secrets/key.txt'",  # env reads options from a split string too
+    "env -S'-C a/b' cat ../../secrets/key.txt",
+    "env --split-string='-C a/b' cat ../../secrets/key.txt",
 ]
 
 
