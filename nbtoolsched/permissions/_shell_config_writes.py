@@ -93,6 +93,7 @@ def config_write(command: str, bases: Sequence[str] | None, _depth: int = 0) -> 
 
     for invocation in command_line(command).invocations:
         found = (_git_config(invocation.words, plain) or next(filter(None, map(risky, _changed_words(invocation.words))), None)
+                 or next(filter(None, map(risky, _env_split(invocation.words))), None)
                  or _git_config_later(invocation.words, plain)
                  or next(filter(None, (config_write(code, bases, _depth + 1) for code in _git_code(invocation.words))), None))
         if found is None and None in invocation.words:  # `.gi?/config`, `.gi{t,}`, `${u:-.git}`
@@ -170,7 +171,7 @@ def _named_places(command: str) -> list[str]:
     (``cd ~/.config; cp ~-/x git/config``)."""
     places: list[str] = []
     for invocation in command_line(command).invocations:
-        words = invocation.words
+        words = (*invocation.words, *_env_split(invocation.words))
         mover = os.path.basename(words[0] or "") in ("cd", "pushd")
         for i, word in enumerate(words[1:], 1):
             if word is None:
@@ -182,6 +183,26 @@ def _named_places(command: str) -> list[str]:
             elif "=" in word and long_option_matches(word.partition("=")[0], *_PLACE_OPTIONS):
                 places.append(word.partition("=")[2])
     return [os.path.expanduser(p) for p in places]
+
+
+def _env_split(words: Sequence[str | None]) -> list[str]:
+    """The words env splits an ``-S`` / ``--split-string`` string into (its own options
+    among them: ``env -S'-C .git' cp ../x hooks/pre-commit``), as blanks separate them."""
+    if not words or os.path.basename(words[0] or "") != "env":
+        return []
+    split: list[str] = []
+    for i, word in enumerate(words[1:], 1):
+        following = words[i + 1] if i + 1 < len(words) else None
+        value: str | None = None
+        if word is None or not word.startswith("-") or word == "-":
+            continue
+        if word.startswith("--"):
+            if long_option_matches(word, "--split-string"):
+                value = word.partition("=")[2] if "=" in word else following
+        elif "S" in word[1:]:
+            value = word[word.index("S") + 1:] or following
+        split.extend((value or "").split())
+    return split
 
 
 def _may_be(part: str, names: frozenset[str], dots: bool) -> bool:

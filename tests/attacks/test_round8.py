@@ -26,6 +26,8 @@ CONFIG_WRITES = [
     _COMMIT + "git -c user.name=a -c user.email=a@b rebase -q -x 'cp x .git/config' --root",
     _COMMIT + "git -c user.name=a -c user.email=a@b rebase -q --exec='cp x .gi?/config' --root",
     "flock x git config core.hooksPath d",
+    "env -S'-C .git' cp ../x hooks/pre-commit",  # env reads -C from a split string too
+    "env -S '-C .git cp ../x hooks/pre-commit'",
 ]
 WATCHED = (".git/hooks/pre-commit", ".git/config")
 
