@@ -94,6 +94,7 @@ def config_write(command: str, bases: Sequence[str] | None, _depth: int = 0) -> 
     for invocation in command_line(command).invocations:
         found = (_git_config(invocation.words, plain) or next(filter(None, map(risky, _changed_words(invocation.words))), None)
                  or next(filter(None, map(risky, _env_split(invocation.words))), None)
+                 or _renames_by_pattern(invocation.words)
                  or _git_config_later(invocation.words, plain)
                  or next(filter(None, (config_write(code, bases, _depth + 1) for code in _git_code(invocation.words))), None))
         if found is None and None in invocation.words:  # `.gi?/config`, `.gi{t,}`, `${u:-.git}`
@@ -183,6 +184,16 @@ def _named_places(command: str) -> list[str]:
             elif "=" in word and long_option_matches(word.partition("=")[0], *_PLACE_OPTIONS):
                 places.append(word.partition("=")[2])
     return [os.path.expanduser(p) for p in places]
+
+
+def _renames_by_pattern(words: Sequence[str | None]) -> str | None:
+    """tar ``--transform`` (``--xform``) names what it extracts by a sed expression: the
+    words no longer tell which files it writes (``--transform 's/^x/./'`` makes .git)."""
+    if not words or os.path.basename(words[0] or "") != "tar":
+        return None
+    if any(w is not None and long_option_matches(w, "--transform", "--xform") for w in words[1:]):
+        return "tar renames what it extracts by a pattern, so which files it writes cannot be told"
+    return None
 
 
 def _env_split(words: Sequence[str | None]) -> list[str]:

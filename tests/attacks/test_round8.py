@@ -28,6 +28,8 @@ CONFIG_WRITES = [
     "flock x git config core.hooksPath d",
     "env -S'-C .git' cp ../x hooks/pre-commit",  # env reads -C from a split string too
     "env -S '-C .git cp ../x hooks/pre-commit'",
+    "mkdir -p xgit/hooks && cp x xgit/hooks/pre-commit && tar -cf - xgit | tar -xf - --transform 's/^x/./'",
+    "mkdir -p xgit/hooks && cp x xgit/hooks/pre-commit && tar -cf - xgit | tar -xf - --xform='s/^x/./'",
 ]
 WATCHED = (".git/hooks/pre-commit", ".git/config")
 
