@@ -91,6 +91,7 @@ def config_write(command: str, bases: Sequence[str] | None, _depth: int = 0) -> 
     def risky(word: str | None) -> str | None:
         return _risky_name(word, dots, places)
 
+    literals = _line_literals(command)
     for invocation in command_line(command).invocations:
         found = (_git_config(invocation.words, plain) or next(filter(None, map(risky, _changed_words(invocation.words))), None)
                  or next(filter(None, map(risky, _env_split(invocation.words))), None)
@@ -98,7 +99,7 @@ def config_write(command: str, bases: Sequence[str] | None, _depth: int = 0) -> 
                  or _git_config_later(invocation.words, plain)
                  or next(filter(None, (config_write(code, bases, _depth + 1) for code in _git_code(invocation.words))), None))
         if found is None and None in invocation.words:  # `.gi?/config`, `.gi{t,}`, `${u:-.git}`
-            found = next(filter(None, map(risky, _made_names(invocation.text))), None)
+            found = next(filter(None, map(risky, _made_names(invocation.text, literals))), None)
         if found:
             return found
     parsed = parse_command(command)
@@ -228,17 +229,41 @@ def _may_be(part: str, names: frozenset[str], dots: bool) -> bool:
     return any(fnmatch.fnmatchcase(name.lower(), pattern.lower()) for name in names if dot_ok or not name.startswith("."))
 
 
-def _made_names(text: str) -> Iterator[str]:
+def _made_names(text: str, literals: Sequence[str] = ()) -> Iterator[str]:
     """What the words of a simple command the shell expands may become, as far as their
     literal parts tell: each brace expansion, with an expansion's visible default as its
-    value (``${u:-.git}/config``) and any other expansion empty. A word is judged by its
-    ``/``-parts whole: ``"$(date) see .git/hooks"`` is a message, not a path into .git."""
+    value (``${u:-.git}/config``) and any other expansion empty, or every variable one of
+    the line's literal values (``v=gi; cp x .${v}t/config``, a ``for`` list). A word is
+    judged by its ``/``-parts whole: ``"$(date) see .git/hooks"`` is a message, not a path
+    into .git."""
     for cmd in parse_command(text).commands:
         for word in cmd.words:
             if not word.is_static:
                 for value in brace_words(word.value) or [word.value]:
                     yield _DEFAULTED.sub(r"\1", value)
                     yield _EXPANSION.sub("", _DEFAULTED.sub(r"\1", value))
+                for literal in literals:  # the text as written: in "$v"t the name is v
+                    yield re.sub(r"[\"']", "", _EXPANSION.sub("", _VARIABLE.sub(lambda m: _expand(m, literal), word.text)))
+
+
+_MAX_LITERALS = 24
+# $v, ${v}, and ${v/x/y} (${v//x/y}): a replacement with literal parts.
+_VARIABLE = re.compile(r"\$\{\w+(?:(//?)([^/{}$]*)/([^{}$]*))?\}|\$\w+")
+
+
+def _expand(match: re.Match[str], literal: str) -> str:
+    if match.group(1) is None or not match.group(2):
+        return literal
+    return literal.replace(match.group(2), match.group(3), -1 if match.group(1) == "//" else 1)
+
+
+def _line_literals(command: str) -> list[str]:
+    """The literal values the line may give a variable: what it assigns (``v=.gi``), a
+    ``for`` list, a prefix assignment's value (at most _MAX_LITERALS of them)."""
+    values = dict.fromkeys(_loose_names(command))
+    for cmd in parse_command(command).commands:
+        values.update(dict.fromkeys(a.value.value for a in cmd.assignments if a.value is not None and a.value.is_static))
+    return list(values)[:_MAX_LITERALS]
 
 
 _DEFAULTED = re.compile(r"\$\{#?\w+:?[-=+?]([^{}$]*)\}")

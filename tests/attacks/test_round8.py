@@ -28,6 +28,10 @@ CONFIG_WRITES = [
     "flock x git config core.hooksPath d",
     "env -S'-C .git' cp ../x hooks/pre-commit",  # env reads -C from a split string too
     "env -S '-C .git cp ../x hooks/pre-commit'",
+    "v=.gi; cp x ${v}t/config",  # a variable the line sets to a literal value, in a longer word
+    "v=.gi; cp x \"$v\"t/config",
+    "v=.gxt; cp x ${v/x/i}/config",
+    "mkdir -p git/hooks && cp x git/hooks/pre-commit && for f in git; do cp -rT $f .$f; done",
     "mkdir -p xgit/hooks && cp x xgit/hooks/pre-commit && tar -cf - xgit | tar -xf - --transform 's/^x/./'",
     "mkdir -p xgit/hooks && cp x xgit/hooks/pre-commit && tar -cf - xgit | tar -xf - --xform='s/^x/./'",
 ]
@@ -120,6 +124,8 @@ ORDINARY = [
     _COMMIT + "git -c user.name=a -c user.email=a@b rebase -q -x 'ls victim' --root",
     "shopt -s extglob\nls !(victim)",
     "cp -r victim backup && rm -rf backup",
+    "for f in victim README.md; do cp -r $f backup.$f; done",
+    "OUT=build; mkdir -p $OUT && cp -r victim $OUT/",
 ]
 
 
