@@ -90,32 +90,31 @@ def relative_bases(command: str, cwd: str) -> list[str] | None:
         targets = _move_targets(_name(stage), stage.words[1:], home_changed) if stage else []
         if targets is None:
             return None
-        for target in targets:
-            for base in list(bases):
-                found = shell_paths_for_check(target, base)
-                if found is None:
-                    return None
-                # Both the folder bash's logical PWD names and the one the process is in.
-                for place in (os.path.normpath(os.path.join(base, os.path.expanduser(target))), *found):
-                    if place not in bases:
-                        bases.append(place)
-        if len(bases) > _MAX_BASES:
+        if not all(_move(bases, target) for target in targets) or len(bases) > _MAX_BASES:
             return None
     return _hop(bases, hops)
+
+
+def _move(bases: list[str], target: str) -> bool:
+    """Add to ``bases`` where ``target`` leads from each of them: both the folder bash's
+    logical PWD names and the one the process is in (False: a path resolved in the
+    command's own process, /proc/self...)."""
+    for base in list(bases):
+        found = shell_paths_for_check(target, base)
+        if found is None:
+            return False
+        for place in (os.path.normpath(os.path.join(base, os.path.expanduser(target))), *found):
+            if place not in bases:
+                bases.append(place)
+    return True
 
 
 def _hop(bases: list[str], hops: list[list[str]]) -> list[str] | None:
     """``bases`` and the folders each chain of ``hops`` leads to from any of them."""
     for chain in hops:
         start = list(bases)
-        for target in chain:
-            for base in list(start):
-                found = shell_paths_for_check(target, base)
-                if found is None:
-                    return None
-                for place in (os.path.normpath(os.path.join(base, os.path.expanduser(target))), *found):
-                    if place not in start:
-                        start.append(place)
+        if not all(_move(start, target) for target in chain):
+            return None
         bases.extend(p for p in start if p not in bases)
         if len(bases) > _MAX_BASES:
             return None
