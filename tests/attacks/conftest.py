@@ -15,7 +15,7 @@ import pytest
 
 from tests.bypass_kit import READ_DENIES, SECRET, Refuser, make_project, run_one, scheduler
 
-__all__ = ["READ_DENIES", "SECRET", "Refuser", "git", "run_one", "scheduler"]  # what the attack tests import
+__all__ = ["READ_DENIES", "SECRET", "WATCHED", "Refuser", "git", "run_one", "scheduler", "watched"]  # what the attack tests import
 
 
 @pytest.fixture
@@ -28,3 +28,11 @@ def git(cwd: Path, *args: str) -> None:
            "GIT_COMMITTER_EMAIL": "a@example.com", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
            "HOME": str(cwd), "PATH": "/usr/bin:/bin"}
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+WATCHED = (".git/hooks/pre-commit", ".git/config")  # what the config-write attacks try to change
+
+
+def watched(project: Path) -> dict[str, bytes | None]:
+    """The bytes of each WATCHED file (None: absent), to compare before and after."""
+    return {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}

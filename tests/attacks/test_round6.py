@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from .conftest import READ_DENIES, SECRET, Refuser, git, run_one, scheduler
+from .conftest import READ_DENIES, SECRET, WATCHED, Refuser, git, run_one, scheduler, watched
 
 # Commands that write into .git while naming the path somewhere the earlier checks did
 # not look: another writer (its output option or operand), a wrapper or loop around cp,
@@ -41,7 +41,6 @@ CONFIG_WRITES = [
     "ln .git/config cfg; echo '[core]' >> cfg",
     "cp -al .git g; echo '[core]' >> g/config",
 ]
-WATCHED = (".git/hooks/pre-commit", ".git/config")
 
 
 def _config_project(project):
@@ -50,7 +49,7 @@ def _config_project(project):
     (project / "d" / "hooks").mkdir(parents=True)
     (project / "d" / "hooks" / "pre-commit").write_text("#!/bin/sh\necho pwned\n")
     subprocess.run(["tar", "cf", "evil.tar", "-C", str(project / "d"), "hooks"], cwd=project, check=True)
-    return {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}
+    return watched(project)
 
 
 @pytest.mark.parametrize("command", CONFIG_WRITES)
@@ -59,7 +58,7 @@ async def test_bypass_mode_asks_before_any_named_write_into_git(project, command
     refuser = Refuser()
     sched = scheduler(project, refuser, mode="bypassPermissions")
     result = await run_one(sched, "Bash", command=command)
-    after = {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}
+    after = watched(project)
     assert after == before, f"{command!r} changed {[p for p in WATCHED if after[p] != before[p]]}: {result.text}"
     assert refuser.asked, f"{command!r} ran unasked: {result.text}"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import READ_DENIES, SECRET, Refuser, git, run_one, scheduler
+from .conftest import READ_DENIES, SECRET, WATCHED, Refuser, git, run_one, scheduler, watched
 
 # Names of .git the shell makes from a literal word: a glob (with the shell options that
 # let it match dot names or any case), a brace expansion, a default value; or a cp or
@@ -33,14 +33,13 @@ CONFIG_WRITES = [
     "a=(.git); cp x ${a[0]}/config",
     "declare -a a=(.gi?); cp x $a/config",
 ]
-WATCHED = (".git/hooks/pre-commit", ".git/config")
 
 
 def _config_project(project):
     git(project, "init", "-q")
     (project / "x").write_text("#!/bin/sh\necho pwned\n")
     (project / "d").mkdir()
-    return {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}
+    return watched(project)
 
 
 @pytest.mark.parametrize("mode", ["bypassPermissions", "acceptEdits"])
@@ -50,7 +49,7 @@ async def test_a_name_the_shell_makes_from_literal_words_still_asks(project, com
     refuser = Refuser()
     sched = scheduler(project, refuser, mode=mode)
     result = await run_one(sched, "Bash", command=command)
-    after = {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}
+    after = watched(project)
     assert after == before, f"{command!r} changed {[p for p in WATCHED if after[p] != before[p]]}: {result.text}"
     assert refuser.asked, f"{command!r} ran unasked: {result.text}"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import READ_DENIES, SECRET, Refuser, git, run_one, scheduler
+from .conftest import READ_DENIES, SECRET, WATCHED, Refuser, git, run_one, scheduler, watched
 
 _COMMIT = "git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && "
 # An extended glob on a later line than the `shopt -s extglob` that turns it on: the parser
@@ -35,14 +35,13 @@ CONFIG_WRITES = [
     "mkdir -p xgit/hooks && cp x xgit/hooks/pre-commit && tar -cf - xgit | tar -xf - --transform 's/^x/./'",
     "mkdir -p xgit/hooks && cp x xgit/hooks/pre-commit && tar -cf - xgit | tar -xf - --xform='s/^x/./'",
 ]
-WATCHED = (".git/hooks/pre-commit", ".git/config")
 
 
 def _config_project(project):
     git(project, "init", "-q")
     (project / "x").write_text("#!/bin/sh\necho pwned\n")
     (project / "d").mkdir()
-    return {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}
+    return watched(project)
 
 
 @pytest.mark.parametrize("mode", ["bypassPermissions", "acceptEdits"])
@@ -52,7 +51,7 @@ async def test_a_name_in_code_git_runs_or_in_an_extended_glob_still_asks(project
     refuser = Refuser()
     sched = scheduler(project, refuser, mode=mode)
     result = await run_one(sched, "Bash", command=command)
-    after = {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}
+    after = watched(project)
     assert after == before, f"{command!r} changed {[p for p in WATCHED if after[p] != before[p]]}: {result.text}"
     assert refuser.asked, f"{command!r} ran unasked: {result.text}"
 
