@@ -20,7 +20,7 @@ import nbtoolsched as nts
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLIC_NAMESPACES = ["nbtoolsched", "nbtoolsched.tools", "nbtoolsched.models", "nbtoolsched.speculation",
-                     "nbtoolsched.internals", "nbtoolsched.notebook", "nbtoolsched.scale"]
+                     "nbtoolsched.internals", "nbtoolsched.notebook", "nbtoolsched.scale", "nbtoolsched.sandbox"]
 
 
 def test_the_top_level_exports_what_users_write_and_catch() -> None:
@@ -63,7 +63,7 @@ def test_only_the_public_namespaces_declare_names() -> None:
         if names:
             declared[module] = len(ast.literal_eval(names[0].value))
     assert set(declared) == set(PUBLIC_NAMESPACES), declared
-    assert sum(declared.values()) < 185, declared
+    assert sum(declared.values()) < 200, declared
 
 
 @pytest.mark.parametrize("module", PUBLIC_NAMESPACES)

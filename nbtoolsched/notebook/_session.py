@@ -345,6 +345,7 @@ class NotebookSession:
             f"cwd: {self.cwd}",
         ]
         lines += [f"{b} rules: {', '.join(v) if v else '(none)'}" for b, v in rules.items()]
+        lines.append(perms.sandbox.describe())
         lines.append(f"runs: {len(self.runs)} ({len(self.live_runs())} running)")
         lines.append(self.pending_text())
         lines += [f"note: {n}" for n in self.notices]

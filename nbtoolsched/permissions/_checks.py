@@ -13,9 +13,11 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..sandbox._settings import Placement
+from ..shell._braces import brace_words
 from ..shell._flags import long_option_matches
 from ..shell._invocations import command_line
-from ..shell._parse import parse_command
+from ..shell._parse import MAX_COMMAND_CHARS, parse_command
 from ..shell._sed import sed_script_problem
 from ..tool._decision import Decision, DecisionReason
 from ..tool._base import Tool
@@ -65,6 +67,11 @@ class CallFacts:
     additional_dirs: list[str]
     home: str
     split: Splitter
+    # Shell calls only (Permissions._own_check fills them): where the command will run,
+    # and whether it runs sandboxed with masks over every path a Read deny rule protects.
+    placement: Placement | None = None
+    masked_reads: bool = False
+    auto_allow: bool = False  # autoAllowBashIfSandboxed applies to this command
 
     @property
     def working_dirs(self) -> list[str]:
@@ -246,8 +253,32 @@ def _generic_check(facts: CallFacts) -> Decision:
 
 # -- shell -----------------------------------------------------------------------------------
 def _shell_check(facts: CallFacts) -> Decision:
+    """The rules and checks on a command line, then what the OS sandbox changes.
+
+    A deny stands. A request to run outside the sandbox (``dangerouslyDisableSandbox``)
+    then asks in every mode, bypass included, even for a command rules allow: it is a
+    retry without the kernel's protection. Under ``autoAllowBashIfSandboxed`` a command
+    that will run sandboxed is allowed unless an explicit ask rule or a safety check
+    objects (Claude Code: "explicit ask and deny rules still apply")."""
+    decision = _shell_rules_check(facts)
+    if decision.behavior == "deny":
+        return decision
+    if facts.placement is not None and facts.placement.unsandboxed_on_request:
+        return Decision.ask(
+            "This command asks to run outside the OS sandbox (dangerouslyDisableSandbox), without the kernel's limits on "
+            "what it may write, read and reach.", DecisionReason("safety_check", "runs outside the sandbox"))
+    if facts.auto_allow and decision.behavior != "allow" and not (
+            decision.reason is not None and decision.reason.kind in ("rule", "safety_check")):
+        return Decision.allow(None, DecisionReason("sandbox", "it runs in the OS sandbox (autoAllowBashIfSandboxed)"))
+    return decision
+
+
+def _shell_rules_check(facts: CallFacts) -> Decision:
     field_name = shell_field(facts.tool) or "command"
     command = str(facts.input.get(field_name) or "").strip()
+    if len(command) > MAX_COMMAND_CHARS:  # bounded: nothing below looks at such a command
+        return Decision.ask(f"The command is {len(command)} characters long (more than {MAX_COMMAND_CHARS}), too long to be "
+                            "checked, so it needs approval.", DecisionReason("safety_check", "a command too long to check"))
     rules = {b: facts.rules.content_rules(b, facts.names) for b in ("deny", "ask", "allow")}
     whole_deny = deny_candidates(command)
     for behavior in ("deny", "ask"):  # exact rules on the whole, unsplit command first
@@ -269,7 +300,7 @@ def _shell_check(facts: CallFacts) -> Decision:
         # What runs in loops, functions and substitutions still may not read a protected
         # file: its redirections (`done < .env`, `$(< .env)`) and the files it names.
         moves = relative_bases(command, facts.cwd)
-        if moves is None and _protected_reads(facts):  # `D=secrets; cd "$D" && tac key.txt`
+        if moves is None and _guessed_reads(facts):  # `D=secrets; cd "$D" && tac key.txt`
             return Decision.ask(f"`{command}` changes to a folder the shell decides, so its relative names may be paths a Read rule "
                                 "protects.", DecisionReason("safety_check", "reads in a folder the shell decides"))
         redirect = _redirect_check(facts, command, moves or [facts.cwd])
@@ -310,9 +341,13 @@ def _shell_check(facts: CallFacts) -> Decision:
             return results[0]
         why = "; ".join(f"`{s}`: {r.reason.describe() if r.reason else 'allowed'}" for s, r in zip(subs, results))
         return Decision.allow(None, DecisionReason(results[0].reason.kind if results[0].reason else "tool", f"every part is allowed ({why})"))
-    if len(pending) == 1 and pending[0][1].behavior == "ask":
-        return pending[0][1]
+    asks = [r for _, r in pending if r.behavior == "ask"]
+    if len(asks) == 1 and len(pending) == 1:
+        return asks[0]
     suggestions = tuple(dict.fromkeys(s for s in (suggest_shell_rule(sub, facts.tool.name) for sub, _ in pending) if s))[:5]
+    if asks:  # several asks (or an ask beside a part no rule allows) stay an ask: never an allow
+        said = " ".join(dict.fromkeys(a.message for a in asks if a.message))
+        return Decision.ask(said or f"Parts of `{facts.input.get(field_name)}` need approval.", asks[0].reason, suggestions)
     parts = ", ".join(f"`{sub}`" for sub, _ in pending)
     return Decision("passthrough", message=f"No rule allows {parts}.", suggestions=suggestions)
 
@@ -440,13 +475,23 @@ def _redirect_check(facts: CallFacts, command: str, bases: list[str] | None) -> 
             output = redirect.op in _OUTPUT_OPS
             if output and target.value in _SAFE_TARGETS:
                 continue
-            if not target.is_static:
+            braced = bool(target.issues) and all(issue.startswith("brace expansion") for issue in target.issues)
+            if not target.is_static and not braced:
                 return Decision.ask(f"The redirection {redirect.text!r} uses a path the shell computes.", DecisionReason("other", "dynamic redirect"))
             if bases is None and not os.path.isabs(os.path.expanduser(target.value)):
                 return Decision.ask(
                     f"The redirection {redirect.text!r} follows a `cd` the shell decides.", DecisionReason("other", "redirect after a dynamic cd")
                 )
-            verdict, paths = _redirect_verdict(facts, target.value, output, bases or [facts.cwd])
+            # bash brace-expands a redirection's word too (`cat < .e{n..n}v` reads .env); more
+            # than one word is an "ambiguous redirect" that opens nothing, but each is judged.
+            words = brace_words(target.value)
+            if words is None:
+                return Decision.ask(f"The redirection {redirect.text!r} names more paths than can be checked.",
+                                    DecisionReason("safety_check", "a redirection brace expansion too large to check"))
+            for word in words:
+                verdict, paths = _redirect_verdict(facts, word, output, bases or [facts.cwd])
+                if verdict is not None:
+                    break
             if verdict is None:
                 continue
             if verdict.behavior == "deny" or is_immune_ask(verdict):
@@ -505,6 +550,9 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
     named = _named_exposure(facts, sub, targets, bases or [facts.cwd], protected)
     if named is not None and (bases is not None or is_immune_ask(named)):
         return named  # after a cd the shell decides, a name is still judged from cwd
+    protected = _guessed_reads(facts)
+    if not protected:
+        return None
     if bases is None:
         # Its relative names may be anything there (`cd "$D" && cat key.txt`): like a name
         # of the protected file itself, this asks even in bypass mode.
@@ -530,6 +578,15 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
 
 def _protected_reads(facts: CallFacts) -> list[PermissionRule]:
     return _path_rules(facts, "deny", "Read") + _path_rules(facts, "ask", "Read")
+
+
+def _guessed_reads(facts: CallFacts) -> list[PermissionRule]:
+    """The Read rules judged against what a command may read without naming it (folders it
+    searches, file lists from its input, a folder the shell decides). Under a sandbox that
+    masks every path a deny rule protects, the kernel holds those reads: only ask rules
+    remain (a sandbox cannot stop to ask). A word that names a protected file is still
+    judged by every rule, as without a sandbox."""
+    return _path_rules(facts, "ask", "Read") if facts.masked_reads else _protected_reads(facts)
 
 
 def _named_exposure(
@@ -644,7 +701,7 @@ def _reads_outside(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
     if bases is None:
         return None  # after a cd the shell decides: _read_exposure and the structure checks judge it
     targets = read_targets(sub, bases)
-    if targets.unknown:
+    if targets.unknown and not facts.masked_reads:  # sandboxed: the masks and the read-only tree hold whatever it reads
         return Decision.ask(f"`{sub}` {targets.unknown}, so the files it reads cannot be checked against the working directories.",
                             DecisionReason("tool", "reads files that cannot be told"))
     for raw in targets.files:

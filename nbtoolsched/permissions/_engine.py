@@ -43,7 +43,11 @@ from ._hooks import Hooks
 from ._modes import AUTO_SAFE_TOOLS, MODE_TITLES, Mode, check_mode
 from ._problems import LoadProblem
 from ._rules import SHELL_RULE_TOOLS, Behavior, PermissionRule, RuleSet, escape_rule_content, make_rule, parse_rule, rules_from
+from ..sandbox._mounts import masks_complete
+from ..sandbox._settings import SandboxSettings
+from ._sandbox import settings_from_python, with_rules
 from ._settings import load_settings
+from ._shell_reads import shows_repository_content
 from ._shell_rules import suggest_shell_rule
 
 __all__ = ["Permissions", "Explanation", "default_splitter"]
@@ -142,6 +146,7 @@ class Permissions:
         home: str | None = None,
         split_command: Callable[[str], list[str] | None] | None = None,
         tools: Iterable[Tool] = (),
+        sandbox: SandboxSettings | Mapping[str, Any] | None = None,
     ) -> None:
         self._mode: Mode = check_mode(mode)
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
@@ -161,6 +166,8 @@ class Permissions:
         self.tools = {t.name: t for t in tools}
         # calls waiting for a person right now: what they asked with, in which mode, whom
         self._waiting: dict[str, tuple[PermissionRequest, Mode, Approver]] = {}
+        self._sandbox = settings_from_python(dict(sandbox) if isinstance(sandbox, Mapping) else sandbox, cwd=self.cwd,
+                                             home=self.home, working_dirs=self.working_dirs)
         self.settings_files: list[Path] = []  # filled by from_settings
         self.load_warnings: list[LoadProblem] = []  # what the settings files hold with a caveat
 
@@ -185,6 +192,7 @@ class Permissions:
         Code does."""
         loaded = load_settings(cwd, user_dir, check_hooks=check_hooks, strict_hooks=strict_hooks)
         extra_dirs = list(options.pop("additional_dirs", ()))
+        given = options.pop("sandbox", None)
         perms = cls(
             mode or loaded.default_mode or "default",
             options.pop("allow", ()),
@@ -194,10 +202,13 @@ class Permissions:
             rules=loaded.rules,
             additional_dirs=[*loaded.additional_dirs, *extra_dirs],
             hooks=options.pop("hooks", None) or loaded.hooks,
+            sandbox=given,
             **options,
         )
+        perms._sandbox = loaded.sandbox.merged(perms._sandbox) if given is not None else loaded.sandbox
         perms.settings_files = loaded.files
         perms.load_warnings = loaded.warnings
+        perms.sandbox.warn_if_unavailable()  # said once per process, at load
         return perms
 
     # -- configuration ---------------------------------------------------------------------
@@ -212,6 +223,13 @@ class Permissions:
     @property
     def working_dirs(self) -> list[str]:
         return [self.cwd, *self.additional_dirs]
+
+    @property
+    def sandbox(self) -> SandboxSettings:
+        """The OS sandbox's settings: the ``sandbox`` blocks of the settings files (or the
+        ``sandbox=`` argument) plus what the rules feed it (Edit allow and deny, Read deny,
+        WebFetch domains), as Claude Code merges them."""
+        return with_rules(self._sandbox, self.rules.rules, cwd=self.cwd, home=self.home, working_dirs=self.working_dirs)
 
     def add_rule(self, rule: RuleSpec, behavior: Behavior = "allow", *, source: str = "python") -> PermissionRule:
         made = make_rule(rule, behavior, source=source, root=self.cwd)  # type: ignore[arg-type]
@@ -491,18 +509,42 @@ class Permissions:
         known only by its name (a transcript replay meets tools no registry here has)."""
         return self.tools.get(name) or _NamedTool(name)
 
+    async def _place(self, facts: CallFacts) -> None:
+        """Where a Bash command will run, and what that changes for its checks: under a
+        sandbox whose masks cover every Read deny rule, the kernel enforces those reads;
+        with autoAllowBashIfSandboxed, a sandboxed command needs no prompt."""
+        command = facts.input.get("command")
+        if not isinstance(command, str):
+            return
+        settings = self.sandbox
+        await asyncio.to_thread(settings.available)  # the first probe starts a process: not on the loop
+        read_only = _read_only(facts.tool, facts.parsed, facts.cwd)
+        facts.placement = settings.placement(read_only=read_only, excluded=settings.excludes(command),
+                                             disable_requested=facts.input.get("dangerouslyDisableSandbox") is True)
+        if facts.placement.sandbox is None:
+            return
+        facts.auto_allow = settings.auto_allows
+        # git's objects hold copies of protected files that no mask covers: such a line is
+        # still judged by the Read rules.
+        facts.masked_reads = not shows_repository_content(command)
+        if facts.masked_reads and settings.deny_read:
+            policy = settings.policy(facts.placement.sandbox, writable=tuple(self.working_dirs), tmp_dir=None)
+            facts.masked_reads = await asyncio.to_thread(masks_complete, policy, facts.cwd)
+
     def _facts(self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, mode: str | None = None) -> CallFacts:
         return CallFacts(tool, input, parsed, ctx.cwd, mode or self._mode, self.rules, self.additional_dirs, self.home, self.split_command)
 
     async def _own_check(self, facts: CallFacts, ctx: ToolContext) -> Decision:
         """The tool's check_permissions and the built-in checks for its kind, combined."""
+        if tool_kind(facts.tool) == "shell" and facts.tool.name == "Bash":
+            await self._place(facts)
         try:
             own = await facts.tool.check_permissions(facts.parsed, ctx) if overrides(facts.tool, "check_permissions") else PASSTHROUGH
         except (AbortError, asyncio.CancelledError):
             raise
         except Exception:  # noqa: BLE001 - as in Claude Code: a failing check says nothing
             own = Decision.passthrough()
-        builtin = builtin_check(facts)
+        builtin = await _off_loop_if_long(builtin_check, facts)
         for candidate in (own, builtin):
             if candidate.behavior == "deny":
                 return candidate
@@ -634,6 +676,19 @@ class Permissions:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+_LONG_INPUT = 2048  # characters of a shell command past which its checks run in a worker thread
+
+
+async def _off_loop_if_long(check: Callable[[CallFacts], Decision], facts: CallFacts) -> Decision:
+    """Checks of a long command line parse and walk it: in a worker thread, so the event
+    loop (other calls' progress, a notebook's widgets) never waits for them."""
+    field_name = shell_field(facts.tool)
+    command = facts.input.get(field_name) if field_name else None
+    if isinstance(command, str) and len(command) > _LONG_INPUT:
+        return await asyncio.to_thread(check, facts)
+    return check(facts)
+
+
 @functools.lru_cache(maxsize=1024)
 def _read_only_allow(tool_name: str) -> Decision:
     """The (immutable) decision that lets a read-only call through; one per tool, not per call."""

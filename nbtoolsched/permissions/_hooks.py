@@ -25,6 +25,7 @@ JSON-shaped dict (or raises ``HookBlock``).
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import json
 import os
@@ -293,7 +294,9 @@ class Hooks:
         if isinstance(hook, CommandHook):
             cwd = event.ctx.cwd if os.path.isdir(event.ctx.cwd) else (self.project_dir or os.getcwd())
             return await _run_command(hook, payload, cwd, self._env(event), event.event)
-        return await _run_python(hook, payload, event.event)
+        # Each Python hook gets its own copy: one that edits payload["tool_input"] in place
+        # must not change what runs (only an updatedInput it returns is a change, and is checked).
+        return await _run_python(hook, copy.deepcopy(payload), event.event)
 
     def _env(self, event: HookEvent) -> dict[str, str]:
         return {**os.environ, **self.env, "CLAUDE_PROJECT_DIR": self.project_dir or event.ctx.cwd}

@@ -13,7 +13,10 @@ import functools
 import os
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable
+
+from ..shell._config_places import RISKY_DIRS, RISKY_FILES, risky_folder_at, safety_concern
+from ..shell._process_paths import through_process_paths
 
 __all__ = [
     "PathPattern",
@@ -27,20 +30,6 @@ __all__ = [
     "safety_concern",
     "validate_path_pattern",
 ]
-
-# Files and folders whose change can run code or rewrite configuration: an edit to them
-# always asks, whatever the mode or the allow rules say.
-RISKY_DIRS = frozenset({".git", ".vscode", ".idea", ".claude", ".husky"})
-RISKY_FILES = frozenset(
-    {".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".zshrc", ".zprofile",
-     ".zshenv", ".zlogin", ".zlogout", ".profile", ".mcp.json", ".ripgreprc", ".envrc"}
-)
-_XDG_RISKY = frozenset({"git", "fish"})  # ~/.config/git/config, ~/.config/fish/config.fish
-
-
-def risky_folder_at(parts: Sequence[str], index: int) -> bool:
-    """Is ``parts[index]`` a folder whose files configure tools or can run code?"""
-    return parts[index] in RISKY_DIRS or (index > 0 and parts[index - 1] == ".config" and parts[index] in _XDG_RISKY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,48 +169,12 @@ def paths_for_check(path: str, cwd: str) -> list[str]:
     return list(dict.fromkeys((given, os.path.realpath(joined), os.path.realpath(given))))
 
 
-# Paths whose meaning depends on the process that opens them: this one resolves them
-# as itself, a shell command as itself (/proc/self/cwd is the command's folder).
-_PROCESS_PATHS = frozenset({
-    "/proc/self", "/proc/thread-self", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr",
-})
-_MAX_LINKS = 40
-
-
 def shell_paths_for_check(path: str, cwd: str) -> list[str] | None:
     """paths_for_check for a path a shell command opens; None when the path, or a link
     on the way, goes through /proc/self, /proc/thread-self or /dev/fd, which the command
     resolves in its own process (so what it opens cannot be told from here)."""
     joined = os.path.join(cwd, os.path.expanduser(path))
-    return None if _through_process_paths(joined) else paths_for_check(path, cwd)
-
-
-def _through_process_paths(path: str) -> bool:
-    pending = path.split("/")
-    resolved = "/"
-    links = 0
-    while pending:
-        part = pending.pop(0)
-        if part in ("", "."):
-            continue
-        if part == "..":
-            resolved = os.path.dirname(resolved)
-            continue
-        candidate = os.path.join(resolved, part)
-        if candidate in _PROCESS_PATHS:
-            return True
-        try:
-            target = os.readlink(candidate)
-        except OSError:
-            resolved = candidate  # not a link (or missing): nothing more to follow
-            continue
-        links += 1
-        if links > _MAX_LINKS:
-            return True  # a loop: the command fails, but do not pretend to know
-        if target.startswith("/"):
-            resolved = "/"
-        pending = target.split("/") + pending
-    return False
+    return None if through_process_paths(joined) else paths_for_check(path, cwd)
 
 
 # At most this many entries are listed to find the links under a folder a command reads.
@@ -279,15 +232,3 @@ def inside_working_dirs(paths: Iterable[str], dirs: Iterable[str]) -> bool:
         if real != norm:
             forms.append(real)
     return all(any(is_inside(p, d) for d in forms) for p in paths)
-
-
-def safety_concern(paths: Iterable[str]) -> str | None:
-    """Why editing this path needs a person's eyes, or None."""
-    for path in paths:
-        parts = path.replace(os.sep, "/").split("/")
-        for index, part in enumerate(parts[:-1]):
-            if risky_folder_at(parts, index):
-                return f"{path} is inside a {part} folder, whose files configure tools or can run code"
-        if parts and (parts[-1] in RISKY_FILES or parts[-1] in RISKY_DIRS):
-            return f"{path} is a configuration file that can change how tools or shells behave"
-    return None

@@ -27,7 +27,9 @@ from ._errors import PermissionConfigError
 from ._hooks import Hooks
 from ._modes import Mode, check_mode
 from ._problems import LoadProblem, issue_warnings
+from ..sandbox._settings import SandboxSettings
 from ._rules import PermissionRule, rules_from_settings
+from ._sandbox import read_sandbox_block
 
 __all__ = ["SettingsFile", "LoadedSettings", "settings_files", "load_settings", "apply_settings", "read_settings_json", "default_user_dir"]
 
@@ -48,6 +50,7 @@ class LoadedSettings:
     default_mode_source: str | None = None
     additional_dirs: list[str] = field(default_factory=list)
     hooks: Hooks = field(default_factory=Hooks)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # the merged ``sandbox`` blocks
     files: list[Path] = field(default_factory=list)  # the files that existed and were read
     warnings: list[LoadProblem] = field(default_factory=list)  # what loads with a caveat, in file order
 
@@ -97,10 +100,19 @@ def apply_settings(
 
     A transcript replay reads the files once and ships their contents to every worker
     (a cluster node need not have them); each session applies them to its own cwd."""
-    loaded = LoadedSettings(hooks=Hooks(project_dir=str(Path(cwd).resolve()), strict=strict_hooks))
+    project = str(Path(cwd).resolve())
+    loaded = LoadedSettings(hooks=Hooks(project_dir=project, strict=strict_hooks))
+    blocks: list[tuple[SettingsFile, Any]] = []
     for spec, data in files:
         _apply(loaded, spec, data, check_hooks)
         loaded.files.append(spec.path)
+        if "sandbox" in data:
+            blocks.append((spec, data["sandbox"]))
+    home = os.path.expanduser("~")
+    for spec, block in blocks:  # after every file: the working directories are all known
+        loaded.sandbox = loaded.sandbox.merged(read_sandbox_block(
+            block, origin=str(spec.path), root=str(spec.root), cwd=project, home=home,
+            working_dirs=[project, *loaded.additional_dirs], problems=loaded.warnings))
     if warn:
         issue_warnings(loaded.warnings)
     return loaded

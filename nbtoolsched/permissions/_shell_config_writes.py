@@ -25,7 +25,7 @@ from ..shell._braces import brace_words
 from ..shell._flags import long_option_matches
 from ..shell._invocations import command_line
 from ..shell._parse import parse_command
-from ._paths import RISKY_DIRS, RISKY_FILES, risky_folder_at, safety_concern
+from ..shell._config_places import RISKY_DIRS, RISKY_FILES, risky_folder_at, safety_concern
 from ._shell_places import makes_links, unquoted
 from ._shell_reads import input_text
 
@@ -35,7 +35,7 @@ __all__ = ["config_write", "written_words"]
 _COPIERS = frozenset({"cp", "install", "ln"})  # they write only their destination
 # Their options that take a value as the next word (GNU: also after the operands).
 _COPIER_VALUED_SHORT = {"cp": "St", "ln": "St", "install": "mogSt"}
-_COPIER_VALUED_LONG = {"cp": ("--suffix", "--target-directory"), "ln": ("--suffix", "--target-directory"),
+_COPIER_VALUED_LONG = {"cp": ("--suffix", "--target-directory", "--no-preserve", "--sparse"), "ln": ("--suffix", "--target-directory"),
                        "install": ("--mode", "--owner", "--group", "--suffix", "--target-directory", "--strip-program")}
 
 

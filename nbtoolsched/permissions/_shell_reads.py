@@ -25,7 +25,7 @@ from ..shell._invocations import command_line
 from ..shell._jq import jq_loads_files
 from ..shell._sed import sed_script_problem
 
-__all__ = ["ReadTargets", "command_reads", "input_text", "line_names", "read_targets"]
+__all__ = ["shows_repository_content", "ReadTargets", "command_reads", "input_text", "line_names", "read_targets"]
 
 # Commands that never read a file's content or list a folder through their arguments.
 _NO_READ = frozenset(
@@ -309,6 +309,35 @@ def _positionals(head: str, argv: list[str]) -> list[str] | None:
 
 def _pattern_in_flag(argv: list[str]) -> bool:
     return any(a.split("=", 1)[0] in _PATTERN_FLAGS for a in argv)
+
+
+# git subcommands that change the repository and print no file content (names, stats and
+# hashes only): what they read of the working tree, the sandbox's masks hold.
+_GIT_WRITES_QUIETLY = frozenset(
+    "add commit mv rm init clone fetch pull push merge rebase cherry-pick revert checkout switch restore reset "
+    "gc prune repack clean notes".split()
+)
+
+
+def shows_repository_content(command: str) -> bool:
+    """Does the line run a git command that may print file content out of the repository's
+    history (``git log -p``, ``git show HEAD:.env``)? The sandbox masks a protected file at
+    its path, not its copies among git's objects, so such a line is still judged by the
+    Read rules. (A line whose programs cannot all be told counts as one.)"""
+    line = command_line(command)
+    if line.problems:
+        return True
+    for invocation in line.invocations:
+        words = invocation.words
+        if not words or words[0] is None or os.path.basename(words[0]) != "git":
+            continue
+        argv = [w if w is not None else "-?" for w in words[1:]]
+        sub = next((a for a in argv if not a.startswith("-")), None)
+        if sub in _GIT_WRITES_QUIETLY and not any(w is None for w in words):
+            continue
+        if any(w is None for w in words) or _git_shows_content(argv):
+            return True
+    return False
 
 
 def _git_shows_content(argv: list[str]) -> bool:

@@ -267,7 +267,7 @@ OTHER_READONLY: Mapping[tuple[str, ...], str] = MappingProxyType({
         " --merge -m --buffer-size=string -S=string --parallel=number"
         " --batch-size=number --help --version"
     ),
-    ("man",): "-a --all -d -f --whatis -h -k --apropos -l=string -w -S=string -s=string",
+    ("man",): "-a --all -d -f --whatis -h -k --apropos -w -S=string -s=string",
     ("help",): "-d -m -s",
     ("netstat",): "-a -L -l -n -f=string -g -i -I=string -s -r -m -v -t -u -p -e -W",
     ("ps",): (
@@ -430,6 +430,8 @@ WRITE_FLAGS: Mapping[tuple[str, str], str] = MappingProxyType({
     ("man", "-P"): "man -P runs a chosen pager",
     ("man", "--pager"): "man --pager runs a chosen pager",
     ("man", "-H"): "man -H runs a browser",
+    ("man", "-l"): "man -l formats a local file, whose .so requests read any other file",
+    ("man", "--local-file"): "man --local-file formats a local file, whose .so requests read any other file",
     ("man", "--html"): "man --html runs a browser",
     ("sed", "-i"): "sed -i edits files in place",
     ("sed", "--in-place"): "sed --in-place edits files in place",

@@ -27,12 +27,14 @@ so a repeated check costs a few dozen ``stat`` calls.
 from __future__ import annotations
 
 import os
-from typing import Mapping
 import re
 import stat
 import subprocess
 import threading
 from dataclasses import dataclass
+from typing import Mapping
+
+from ._process_paths import through_process_paths
 
 __all__ = ["Repository", "RepositoryError", "find_repository", "repository_problem"]
 
@@ -221,7 +223,7 @@ def _gitfile_target(path: str, watch: _Watch) -> str:
     target = data[8:].rstrip(b"\r\n").decode("utf-8", "surrogateescape")
     if not target or "\n" in target:
         raise RepositoryError(f"{path} is not a gitdir file")
-    return os.path.normpath(os.path.join(os.path.dirname(path), target))
+    return kernel_path(os.path.dirname(path), target, f"the gitdir file {path}")
 
 
 def _repository(git_dir: str, work_tree: str | None, watch: _Watch) -> Repository:
@@ -231,7 +233,7 @@ def _repository(git_dir: str, work_tree: str | None, watch: _Watch) -> Repositor
         text = watch.read(commondir).strip().decode("utf-8", "surrogateescape")
         if not text or "\n" in text:
             raise RepositoryError(f"{commondir} is unreadable")
-        common = os.path.normpath(os.path.join(git_dir, text))
+        common = kernel_path(git_dir, text, f"the commondir file {commondir}")
     return Repository(git_dir, common, work_tree)
 
 
@@ -480,7 +482,18 @@ def _include_target(value: str | None, including: str) -> str:
     target = os.path.expanduser(value)
     if target.startswith("~"):
         raise RepositoryError(f"the config include {value!r} in {including} cannot be followed")
-    return os.path.normpath(os.path.join(os.path.dirname(including), target))
+    return kernel_path(os.path.dirname(including), target, f"the config include {value!r} in {including}")
+
+
+def kernel_path(base: str, target: str, what: str) -> str:
+    """``target`` (relative to ``base``) as the kernel resolves it when git opens it: each
+    link followed before a ``..`` after it is applied (``lnk/../evil.cfg`` is beside
+    lnk's target, not beside lnk), so the file checked is the file git reads."""
+    joined = os.path.join(base, target)
+    if through_process_paths(joined):  # git's /proc/self is git, whose folder is not this checker's
+        raise RepositoryError(f"{what} goes through /proc/self, /proc/thread-self or /dev/fd, which git resolves "
+                              "in its own process, so what it names cannot be checked")
+    return os.path.realpath(joined)
 
 
 def _git_config_list(path: str) -> list[tuple[str, str | None]]:

@@ -386,6 +386,8 @@ _EXTRA_CHECKS: dict[tuple[str, ...], Callable[[ParsedArgs], str | None]] = {
     ("tput",): _positional_check(
         "tput {} resets or takes over the terminal", lambda w: w in TPUT_DANGEROUS),
     ("uniq",): _uniq,
+    # A name with a slash is a local file to man-db, whose .so requests read other files.
+    ("man",): _positional_check("man {} formats a local file, whose .so requests read any other file", lambda w: "/" in w),
 }
 
 

@@ -18,7 +18,7 @@ Behavior = Literal["allow", "deny", "ask", "passthrough"]
 class DecisionReason:
     """Who decided: a rule, a mode, a hook, the tool's own check, a classifier, a person."""
 
-    kind: Literal["rule", "mode", "hook", "tool", "safety_check", "classifier", "user", "policy", "default", "other"]
+    kind: Literal["rule", "mode", "hook", "tool", "safety_check", "sandbox", "classifier", "user", "policy", "default", "other"]
     detail: str = ""
     rule: str | None = None
     source: str | None = None

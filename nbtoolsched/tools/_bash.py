@@ -26,6 +26,7 @@ from typing import Any, AsyncIterator, Callable, Iterator, Sequence, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..sandbox import FIX_HINT, Availability, Placement, SandboxPolicy, SandboxSettings, Wrapped, wrap
 from ..shell._gitrepo import MAX_INDEX_BYTES, find_repository
 from ..shell._readonly import analyze, is_benign_exit
 from ..tool._abort import INTERRUPT, AbortError
@@ -50,6 +51,12 @@ _PROMPT = """Runs a bash command and returns its output (stdout, then stderr) an
 - The command runs in the session's working directory with no stdin; output lines stream as progress.
 - Default timeout 2 minutes (`timeout` in milliseconds, at most 600000); on timeout the command and
   everything it started are killed.
+- Commands run in an OS sandbox where one can start (bubblewrap): the whole file system is read-only except the
+  working directories and $TMPDIR (and nothing is writable for commands judged read-only); `.git/hooks`,
+  `.git/config`, `.claude/`, `.vscode/` and shell startup files stay read-only; files the permission rules
+  protect read as "Permission denied"; there is no network unless the settings allow domains (through
+  HTTP_PROXY). A failure such as "Read-only file system" or a failed connection is the sandbox: if the command
+  really needs it, retry with `dangerouslyDisableSandbox: true`, which always asks the user first.
 - Background processes (`cmd &`, nohup, setsid) are stopped when the command finishes.
 - Very large output is cut to its head and tail; the whole of it is saved to a file whose path is given.
 - Prefer the dedicated tools for files: Read, Edit, Write, Glob, Grep.
@@ -68,6 +75,10 @@ class BashInput(BaseModel):
     )
     description: str | None = Field(default=None, description="A short description of what the command does (5-10 words)")
     run_in_background: bool | None = Field(default=None, description="Not supported; leave unset")
+    dangerouslyDisableSandbox: bool | None = Field(
+        default=None,
+        description="Run outside the OS sandbox. Only after a command failed because of the sandbox; always asks the user.",
+    )
 
 
 @dataclass(slots=True)
@@ -82,6 +93,7 @@ class BashResult:
     notes: list[str] = field(default_factory=list)  # shown after the output
     lead_notes: list[str] = field(default_factory=list)  # shown before it (the output was cut)
     survivors: int = 0  # processes it started that could not be stopped
+    sandbox: str | None = None  # the sandbox it ran in ("read-only", "write"), None outside one
 
 
 # -- the read-only analysis (shell/_readonly.py, which caches its verdicts) ------------------
@@ -167,13 +179,42 @@ class BashTool(Tool[BashInput]):
     async def call(self, input: BashInput, ctx: ToolContext) -> ToolOutput:
         timeout_s = (input.timeout or DEFAULT_TIMEOUT_MS) / 1000
         read_only = self.is_read_only_in(input, ctx.cwd)
+        settings = sandbox_settings(ctx)
+        available = await asyncio.to_thread(settings.available)  # probes once per process (a subprocess)
+        place = settings.placement(read_only=read_only, excluded=settings.excludes(input.command),
+                                   disable_requested=bool(input.dangerouslyDisableSandbox))
+        if place.error:
+            return ToolOutput(None, content=place.error, is_error=True)
+        if place.note and not place.sandboxed:
+            settings.warn_if_unavailable()
+        policy = sandbox_policy(settings, place, ctx)
         async with _off_the_loop(private_git_index(input.command, ctx.cwd, read_only)) as index:
             env = command_env(read_only=read_only, git_index=index)
             result = await run_command(
                 input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress,
-                save_dir=ctx.session_dir / "tool-results",
+                save_dir=ctx.session_dir / "tool-results", sandbox=(policy, available) if policy is not None else None,
             )
+        if place.note:
+            result.notes.append(place.note)
         return to_output(result, benign=result.exit_code is not None and benign_exit(input.command, result.exit_code))
+
+
+def sandbox_settings(ctx: ToolContext) -> SandboxSettings:
+    """The sandbox settings of the call's permission context (Permissions.sandbox), or the defaults."""
+    found = getattr(ctx.permission_context, "sandbox", None)
+    return found if isinstance(found, SandboxSettings) else SandboxSettings()
+
+
+def sandbox_policy(settings: SandboxSettings, place: Placement, ctx: ToolContext) -> SandboxPolicy | None:
+    """The policy of a call placed in a sandbox: the working directories writable (a
+    writing sandbox), the session's own temp folder as TMPDIR."""
+    if place.sandbox is None:
+        return None
+    dirs = getattr(ctx.permission_context, "working_dirs", None)
+    writable = tuple(dirs) if isinstance(dirs, (list, tuple)) and all(isinstance(d, str) for d in dirs) else (ctx.cwd,)
+    if ctx.cwd not in writable:
+        writable = (ctx.cwd, *writable)
+    return settings.policy(place.sandbox, writable=writable, tmp_dir=str(ctx.session_dir / "tmp"))
 
 
 # Configuration a read-only git command runs with, above every config file: a split
@@ -299,19 +340,60 @@ async def run_command(
     progress: Callable[[Any], None] | None = None,
     ignore: tuple[str, ...] = (INTERRUPT,),
     save_dir: Path | None = None,
+    sandbox: tuple[SandboxPolicy, Availability] | None = None,
 ) -> BashResult:
     """Run ``command`` to completion, timeout or abort; everything it started is gone on return.
 
     Raises ``AbortError`` when ``abort`` fires (for a reason not in ``ignore``: a new
     user message does not stop a command) and ``CancelledError`` when cancelled, in
     both cases after stopping every process it started. A stream that outgrows what is
-    kept in memory is written in full to a file in ``save_dir``.
+    kept in memory is written in full to a file in ``save_dir``. With ``sandbox`` (a policy
+    and the availability that says it can start) it runs inside bubblewrap (sandbox/).
     """
     if not os.path.isdir(cwd):
         raise FileNotFoundError(f"the working directory {cwd} does not exist")
     marker = new_marker()
     env = {**(env if env is not None else os.environ), MARKER_VAR: marker}  # every descendant inherits it
-    proc = await _spawn(command, cwd, env, marker)
+    if sandbox is None:
+        return await _run(command, [SHELL, "-c", command], cwd, env, (), marker, timeout, abort, progress, ignore, save_dir)
+    policy, available = sandbox
+    async with _off_the_loop(wrap(policy, command, cwd, env, available)) as wrapped:
+        result = await _run(command, wrapped.argv, cwd, wrapped.env, wrapped.pass_fds, marker, timeout, abort, progress,
+                            ignore, save_dir, started=wrapped.started)
+    result.sandbox = policy.kind
+    result.notes.extend(_sandbox_notes(wrapped))
+    return result
+
+
+def _sandbox_notes(wrapped: Wrapped) -> list[str]:
+    notes = list(wrapped.notes)
+    if wrapped.leftovers:
+        count = len(wrapped.leftovers)
+        what = "process the command started was" if count == 1 else "processes the command started were"
+        shown = ", ".join(left.label() for left in wrapped.leftovers[:5]) + (f" and {count - 5} more" if count > 5 else "")
+        notes.append(f"{count} {what} still running when it finished and stopped with its sandbox: {shown}")
+    if wrapped.plan.incomplete:
+        notes.append("the sandbox could not mask every protected path: " + "; ".join(wrapped.plan.incomplete[:3]))
+    return notes
+
+
+async def _run(
+    command: str,
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+    pass_fds: tuple[int, ...],
+    marker: str,
+    timeout: float,
+    abort: Any,
+    progress: Callable[[Any], None] | None,
+    ignore: tuple[str, ...],
+    save_dir: Path | None,
+    started: Callable[[], None] | None = None,
+) -> BashResult:
+    proc = await _spawn(argv, cwd, env, marker, pass_fds)
+    if started is not None:
+        started()
     result = BashResult(command)
     throttle = ProgressThrottle(progress) if progress is not None else None
     stem = f"bash-{uuid.uuid4().hex[:12]}"
@@ -383,7 +465,7 @@ async def _give_up_reading(proc: asyncio.subprocess.Process, readers: Sequence[a
         _stop_reading(proc, readers)
 
 
-async def _spawn(command: str, cwd: str, env: dict[str, str], marker: str) -> asyncio.subprocess.Process:
+async def _spawn(argv: list[str], cwd: str, env: dict[str, str], marker: str, pass_fds: tuple[int, ...] = ()) -> asyncio.subprocess.Process:
     """Start the shell in its own process group; a cancel during the start still stops everything.
 
     Cancelling ``create_subprocess_exec`` itself would kill only the shell and then wait
@@ -391,8 +473,8 @@ async def _spawn(command: str, cwd: str, env: dict[str, str], marker: str) -> as
     start is shielded, and a cancel that arrives meanwhile stops the lot after it.
     """
     spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
-        SHELL, "-c", command, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+        *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
     ))
     try:
         return await asyncio.shield(spawn)
@@ -449,8 +531,33 @@ def to_output(result: BashResult, *, benign: bool = False) -> ToolOutput:
     if benign:
         text = _join(body, f"(exit code {code}: for this command that is an ordinary answer, not a failure)", *notes)
         return ToolOutput(result, content=text, exit_code=code)
-    text = _join(f"Exit code {code}", *lead, result.stderr, result.stdout, *notes)
+    hint = sandbox_hint(result)
+    text = _join(f"Exit code {code}", *lead, result.stderr, result.stdout, *notes, *([f"({hint})"] if hint else []))
     return ToolOutput(result, content=text, is_error=True, exit_code=code)
+
+
+# What a command prints when the sandbox, not the command, stopped it.
+_READ_ONLY_SIGNS = ("Read-only file system", "EROFS")
+_NETWORK_SIGNS = ("Could not resolve host", "Temporary failure in name resolution", "Name or service not known",
+                  "Network is unreachable", "No address associated with hostname", "getaddrinfo failed",
+                  "Failed to establish a new connection", "nodename nor servname", "Could not connect to",
+                  "Connection refused", "403 Forbidden by the sandbox", "nbtoolsched sandbox:")
+_HINT_SCAN = 200_000  # characters of each stream looked at
+
+
+def sandbox_hint(result: BashResult) -> str | None:
+    """Why a sandboxed command that failed may have failed because of the sandbox, and what to do."""
+    if result.sandbox is None:
+        return None
+    seen = result.stderr[-_HINT_SCAN:] + "\n" + result.stdout[-_HINT_SCAN:]
+    if any(sign in seen for sign in _READ_ONLY_SIGNS):
+        where = ("nothing is writable for a command judged read-only" if result.sandbox == "read-only"
+                 else "only the working directories and $TMPDIR are writable, and tools' config folders never are")
+        return f"the OS sandbox made the write fail: {where}; if the command must write there, {FIX_HINT}"
+    if any(sign in seen for sign in _NETWORK_SIGNS):
+        return (f"the OS sandbox has no network (or only the domains the settings allow, through HTTP_PROXY); "
+                f"if the command needs the network, {FIX_HINT}")
+    return None
 
 
 def _join(*parts: str) -> str:

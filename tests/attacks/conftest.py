@@ -36,3 +36,11 @@ WATCHED = (".git/hooks/pre-commit", ".git/config")  # what the config-write atta
 def watched(project: Path) -> dict[str, bytes | None]:
     """The bytes of each WATCHED file (None: absent), to compare before and after."""
     return {p: (project / p).read_bytes() if (project / p).exists() else None for p in WATCHED}
+
+
+@pytest.fixture(autouse=True)
+def _judged_by_the_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests pin what the command-line analysis decides, so they run with the OS
+    sandbox off (NBTOOLSCHED_SANDBOX=off: the path a machine without bubblewrap takes).
+    What the sandbox contains is tested in tests/sandbox/, with it on."""
+    monkeypatch.setenv("NBTOOLSCHED_SANDBOX", "off")

@@ -21,3 +21,11 @@ def project(tmp_path):
     os.symlink(outside, proj / "link_out")
     os.symlink(proj / "secrets", proj / "link_secret")
     return proj.resolve(), outside.resolve()
+
+
+@pytest.fixture(autouse=True)
+def _judged_by_the_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests pin what the command-line analysis decides, so they run with the OS
+    sandbox off (NBTOOLSCHED_SANDBOX=off: the path a machine without bubblewrap takes).
+    What the sandbox contains is tested in tests/sandbox/, with it on."""
+    monkeypatch.setenv("NBTOOLSCHED_SANDBOX", "off")

@@ -1,0 +1,63 @@
+"""The domain filter of the sandbox's host-side proxy (a proxy.py plugin; runs in the proxy process).
+
+The policy comes in ``NBTOOLSCHED_PROXY_POLICY`` (JSON: ``allowed``, ``denied``). A host
+is refused when it matches a denied pattern, or no allowed one; an allowed host is
+resolved here, once, and refused when any of its addresses is loopback, link-local,
+private to this machine or a cloud metadata address, so an allowed name cannot be
+pointed at the host's own services; the connection goes to the address that was checked.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import socket
+from typing import Any, Optional, Tuple
+
+from proxy.common.types import HostPort
+from proxy.http.exception import HttpRequestRejected
+from proxy.http.parser import HttpParser
+from proxy.http.proxy import HttpProxyBasePlugin
+
+from ._domains import domain_allowed
+from ._proxy_plugin_name import POLICY_VAR
+
+__all__ = ["SandboxDomainFilter"]
+
+_POLICY: dict[str, Any] = json.loads(os.environ.get(POLICY_VAR, "{}") or "{}")
+_ALLOWED = tuple(_POLICY.get("allowed", ()))
+_DENIED = tuple(_POLICY.get("denied", ()))
+
+
+def _reject(host: str, why: str) -> HttpRequestRejected:
+    body = f"nbtoolsched sandbox: {host} {why}\n".encode()
+    return HttpRequestRejected(status_code=403, reason=b"Forbidden by the sandbox", body=body)
+
+
+def _local(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast or str(ip) == "169.254.169.254"
+
+
+class SandboxDomainFilter(HttpProxyBasePlugin):
+    """Refuse what the policy does not allow; connect to the address that was checked."""
+
+    def before_upstream_connection(self, request: HttpParser) -> Optional[HttpParser]:
+        host = (request.host or b"").decode("idna", "replace").rstrip(".").lower()
+        verdict = domain_allowed(host, _ALLOWED, _DENIED)
+        if verdict is not None:
+            raise _reject(host, verdict)
+        return request
+
+    def resolve_dns(self, host: str, port: int) -> Tuple[Optional[str], Optional[HostPort]]:
+        try:
+            found = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+        except socket.gaierror:
+            return None, None
+        addresses = [str(entry[4][0]) for entry in found]
+        if any(_local(a) for a in addresses):
+            raise _reject(host, "resolves to an address on this machine or its local network link, which the sandbox does not reach")
+        return (addresses[0] if addresses else None), None
