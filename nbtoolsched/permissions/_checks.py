@@ -566,6 +566,12 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
             if found is None:
                 return _process_path_ask(raw)
             rule = next((r for r in protected if path_rule_may_match_within(r, found, facts.cwd, facts.home)), None)
+            if rule is not None and targets.history:
+                # git prints from its objects: copies of a protected file that a deny rule's
+                # path, and a sandbox's mask, never cover. As a name of the file: every mode.
+                return Decision.ask(f"`{sub}` may print file content from the history of the repository at {found[0]}, "
+                                    f"which can hold files the rule {rule.text} ({rule.origin or rule.source}) protects.",
+                                    DecisionReason("safety_check", "may print protected files from git's history"))
             if rule is not None:
                 return Decision.ask(f"`{sub}` may read files under {found[0]}, where the rule {rule.text} "
                                     f"({rule.origin or rule.source}) protects reads.", reason)

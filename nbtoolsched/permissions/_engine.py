@@ -517,7 +517,7 @@ class Permissions:
         if not isinstance(command, str):
             return
         settings = self.sandbox
-        await asyncio.to_thread(settings.available)  # the first probe starts a process: not on the loop
+        await settings.probe()  # the first probe starts a process: not on the loop
         read_only = _read_only(facts.tool, facts.parsed, facts.cwd)
         facts.placement = settings.placement(read_only=read_only, excluded=settings.excludes(command),
                                              disable_requested=facts.input.get("dangerouslyDisableSandbox") is True)

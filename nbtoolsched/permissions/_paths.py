@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..shell._config_places import RISKY_DIRS, RISKY_FILES, risky_folder_at, safety_concern
+from ..shell._config_places import safety_concern
 from ..shell._process_paths import through_process_paths
 
 __all__ = [

@@ -82,6 +82,9 @@ class ReadTargets:
     # Why some words may name files that cannot be listed one by one (a brace expansion
     # making thousands of words): a check for named files cannot pass it.
     unlisted: str | None = None
+    # git showing content: the trees are repositories, whose history holds copies of files
+    # (a protected one too, once committed) that no path rule and no sandbox mask covers.
+    history: bool = False
 
 
 def read_targets(command: str, bases: Sequence[str]) -> ReadTargets:
@@ -138,6 +141,7 @@ def command_reads(cmd: SimpleCommand, bases: Sequence[str]) -> ReadTargets:
                     trees.append(candidate)
     for text in input_text(cmd, head):  # `git cat-file --batch <<< HEAD:.env`
         files.extend(_path_candidates(text))
+    history = False
     if head is not None and unknown is None and _reads_tree_unnamed(head, argv):
         if head != "git":
             trees.append(".")
@@ -147,8 +151,9 @@ def command_reads(cmd: SimpleCommand, bases: Sequence[str]) -> ReadTargets:
                 unknown = "runs git in a repository that cannot be told"
             else:
                 trees.extend(tops)
+                history = next((a for a in argv if not a.startswith("-")), None) not in _GIT_WRITES_QUIETLY
     return ReadTargets(tuple(dict.fromkeys(files)), tuple(dict.fromkeys(trees)), unknown,
-                       follows_links=head != "git", unlisted=unlisted)
+                       follows_links=head != "git", unlisted=unlisted, history=history)
 
 
 def line_names(command: str, bases: Sequence[str]) -> ReadTargets:

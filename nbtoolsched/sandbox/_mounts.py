@@ -13,6 +13,7 @@ command itself creates later is not masked, and the plan says when a budget ran 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -72,11 +73,16 @@ def plan_mounts(policy: SandboxPolicy, cwd: str) -> MountPlan:
         read_only = set(_protected_places(_outermost(writable), plan, budget))
         for item in policy.deny_write:
             read_only.update(_expand(item, budget, plan))
-        for path in sorted(read_only):
-            real = os.path.realpath(path)
-            if os.path.lexists(real) and any(_inside(real, w) for w in binds):
-                plan.args += ["--ro-bind", real, real]
-                plan.protected.append(real)
+        kept = sorted({os.path.realpath(p) for p in read_only if os.path.lexists(os.path.realpath(p))})
+        kept = [p for p in kept if any(_inside(p, w) for w in binds)]
+        # Pin every folder between a writable root and a protected place (a bind onto
+        # itself makes it a mount point, which cannot be renamed): else `mv .git g` moves
+        # the protected files aside and a new .git/hooks takes their place.
+        for folder in _pins(kept, binds):
+            plan.args += ["--bind", folder, folder]
+        for real in kept:
+            plan.args += ["--ro-bind", real, real]
+            plan.protected.append(real)
         if budget.spent:
             plan.incomplete.append(f"looking for protected places stopped after {MAX_WALK} entries")
     else:
@@ -97,6 +103,19 @@ def masks_complete(policy: SandboxPolicy, cwd: str) -> bool:
         found.update(os.path.realpath(p) for p in _expand(item, budget, plan) if os.path.lexists(p))
     _hard_links(found, [cwd, *policy.writable], plan)
     return plan.masks_complete
+
+
+def _pins(protected: list[str], roots: list[str]) -> list[str]:
+    """The folders strictly between each protected path and the writable root holding it,
+    outermost first."""
+    pins: set[str] = set()
+    for path in protected:
+        root = max((r for r in roots if _inside(path, r)), key=len)
+        folder = os.path.dirname(path)
+        while folder != root and _inside(folder, root):
+            pins.add(folder)
+            folder = os.path.dirname(folder)
+    return sorted(pins, key=lambda p: (p.count("/"), p))
 
 
 def release(plan: MountPlan) -> list[str]:
@@ -165,9 +184,31 @@ def _git_places(dot_git: str, plan: MountPlan, budget: "_Budget") -> Iterator[st
     yield from _gitdir_places(dot_git, plan, budget, missing_ok=True)
 
 
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _hooks_paths(gitdir: str) -> Iterator[str]:
+    """Folders ``core.hooksPath`` names in the repository's or the user's config (read as
+    text: any such line counts), relative ones taken from the work tree."""
+    work_tree = os.path.dirname(os.path.realpath(gitdir))
+    home = os.path.expanduser("~")
+    for config in (os.path.join(gitdir, "config"), os.path.join(home, ".gitconfig"),
+                   os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config"), "git", "config")):
+        try:
+            with open(config, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(1 << 20)
+        except OSError:
+            continue
+        for value in _HOOKS_PATH.findall(text):
+            value = value.strip().strip('"')
+            if value:
+                yield os.path.join(work_tree, os.path.expanduser(value))
+
+
 def _gitdir_places(gitdir: str, plan: MountPlan, budget: "_Budget", *, missing_ok: bool) -> Iterator[str]:
     if not os.path.isdir(gitdir):
         return
+    yield from (path for path in _hooks_paths(gitdir) if os.path.lexists(path))
     for place in GIT_RUN_PLACES:
         path = os.path.join(gitdir, place)
         if os.path.lexists(path):

@@ -9,6 +9,7 @@ do about it, never swallowed: a command that then runs without the sandbox says 
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import shutil
 import subprocess
@@ -20,7 +21,7 @@ from typing import Literal
 
 from .._errors import ConfigurationError
 
-__all__ = ["Availability", "availability", "switch", "SandboxSwitch", "SandboxWarning", "warn_once", "BWRAP_BASE"]
+__all__ = ["Availability", "availability", "known_availability", "switch", "SandboxSwitch", "SandboxWarning", "warn_once", "BWRAP_BASE"]
 
 SandboxSwitch = Literal["on", "off", "required"]
 SWITCH_VAR = "NBTOOLSCHED_SANDBOX"
@@ -82,6 +83,12 @@ def availability(*, refresh: bool = False) -> Availability:
         if refresh or bwrap not in _cached:
             _cached[bwrap] = _probe(bwrap)
         return _cached[bwrap]
+
+
+def known_availability() -> Availability | None:
+    """The probe's answer if it has been asked already (no blocking), else None."""
+    bwrap = os.environ.get(BWRAP_VAR) or shutil.which("bwrap") or ""
+    return _cached.get(bwrap)
 
 
 def _probe(bwrap: str) -> Availability:
@@ -146,7 +153,7 @@ def _read(path: str) -> str:
 @functools.lru_cache(maxsize=1)
 def _seccomp_state() -> str:
     try:
-        import pyseccomp  # noqa: F401
+        importlib.import_module("pyseccomp")  # loads libseccomp.so.2 too
     except ImportError:
         return "libseccomp's Python bindings (pyseccomp) are not installed: pip install pyseccomp"
     except OSError as err:  # the bindings load libseccomp.so.2 when imported

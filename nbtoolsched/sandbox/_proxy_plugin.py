@@ -45,19 +45,27 @@ def _local(address: str) -> bool:
 class SandboxDomainFilter(HttpProxyBasePlugin):
     """Refuse what the policy does not allow; connect to the address that was checked."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._checked: tuple[str, str] | None = None  # (host, address) of this connection
+
     def before_upstream_connection(self, request: HttpParser) -> Optional[HttpParser]:
-        host = (request.host or b"").decode("idna", "replace").rstrip(".").lower()
+        host = (request.host or b"").decode("ascii", "replace").rstrip(".").lower()  # IDNs arrive punycoded
         verdict = domain_allowed(host, _ALLOWED, _DENIED)
         if verdict is not None:
             raise _reject(host, verdict)
+        try:
+            found = socket.getaddrinfo(host, request.port or 80, proto=socket.IPPROTO_TCP)
+        except socket.gaierror as err:
+            raise _reject(host, f"cannot be resolved ({err.strerror})") from None
+        addresses = [str(entry[4][0]) for entry in found]
+        if not addresses or any(_local(a) for a in addresses):
+            raise _reject(host, "resolves to an address on this machine or its local network link, "
+                                "which the sandbox does not reach")
+        self._checked = (host, addresses[0])
         return request
 
     def resolve_dns(self, host: str, port: int) -> Tuple[Optional[str], Optional[HostPort]]:
-        try:
-            found = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-        except socket.gaierror:
-            return None, None
-        addresses = [str(entry[4][0]) for entry in found]
-        if any(_local(a) for a in addresses):
-            raise _reject(host, "resolves to an address on this machine or its local network link, which the sandbox does not reach")
-        return (addresses[0] if addresses else None), None
+        if self._checked is not None and self._checked[0] == host.rstrip(".").lower():
+            return self._checked[1], None  # the address checked above: no second lookup to rebind
+        return None, None

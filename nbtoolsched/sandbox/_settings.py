@@ -16,6 +16,7 @@ explicitly, where Claude Code's default for it (true) applies.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -23,7 +24,7 @@ from typing import Literal
 from .._errors import ConfigurationError
 from ._policy import MODEL_SECRETS, NetworkPolicy, PathSet, SandboxKind, SandboxPolicy
 from ..shell._invocations import command_line
-from ._probe import Availability, availability, switch, warn_once
+from ._probe import Availability, availability, known_availability, switch, warn_once
 
 __all__ = ["SandboxSettings", "Placement", "FIX_HINT"]
 
@@ -94,9 +95,17 @@ class SandboxSettings:
         return self.auto_allow if self.auto_allow is not None else self.enabled is True
 
     def available(self) -> Availability:
+        """Whether the sandbox can start (blocking the first time: the probe runs bubblewrap)."""
         if self.bwrap_path:
             os.environ.setdefault("NBTOOLSCHED_BWRAP", self.bwrap_path)
         return availability()
+
+    async def probe(self) -> Availability:
+        """``available()`` without blocking the event loop (the probe runs in a thread, once)."""
+        if self.bwrap_path:
+            os.environ.setdefault("NBTOOLSCHED_BWRAP", self.bwrap_path)
+        known = known_availability()
+        return known if known is not None else await asyncio.to_thread(availability)
 
     def placement(self, *, read_only: bool, excluded: bool, disable_requested: bool) -> Placement:
         """Where a command runs (see the module doc). ``read_only``: the analysis judged it

@@ -101,7 +101,7 @@ class Policy:
         perms = Permissions(
             self.mode or loaded.default_mode or "default", self.allow, self.deny, self.ask,
             cwd=cwd, rules=loaded.rules, additional_dirs=loaded.additional_dirs,
-            hooks=loaded.hooks if self.run_hooks and loaded.hooks else None, home=home,
+            hooks=loaded.hooks if self.run_hooks and loaded.hooks else None, home=home, sandbox=loaded.sandbox,
         )
         perms.settings_files = loaded.files
         return perms

@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from tests.processes import sleeping
+
 from .conftest import TOUCH_TOOL
 from .kernels import (
     VARIANTS,
@@ -22,7 +24,6 @@ from .kernels import (
     execute,
     kernel_python,
     poll_json,
-    process_gone,
     running_kernel,
     supports_subshells,
 )
@@ -174,24 +175,22 @@ def test_an_interrupted_await_is_one_short_line(kernel):
 
 def test_kernel_interrupt_aborts_the_run_and_kills_its_processes(kernel):
     variant, manager, client, work = kernel
-    pid_file = work / "sleep.pid"
-    cell = '%%toolcall --name r2 --policy allow\n- Bash: {command: "echo started; sleep 120 & echo $! > sleep.pid; wait"}\n'
+    tag = "120.4242"  # found by its argument: inside the OS sandbox, $! is a pid of its own namespace
+    cell = f'%%toolcall --name r2 --policy allow\n- Bash: {{command: "echo started; sleep {tag} & wait"}}\n'
     assert execute(client, cell)["error"] is None
     # a progress line proves the tool is past spawning (see the report: a cancel during
     # asyncio's subprocess start-up can leave a background child holding the pipes)
     poll_json(client, "import json; print(json.dumps(r2.states[r2.handle.order[0]].progress_count))", lambda n: n >= 1)
     deadline = time.monotonic() + 30
-    while not (pid_file.exists() and pid_file.read_text().strip()):
+    while not sleeping(tag):
         assert time.monotonic() < deadline, "the command never started"
         time.sleep(0.1)
-    pid = int(pid_file.read_text())
-    assert not process_gone(pid)
     manager.interrupt_kernel()  # the kernel is idle: only the extension's handler sees this
     done = execute(client, "await r2\nprint(r2.outcomes[0].status)", timeout=60)
     assert done["stdout"].strip() == "cancelled", done
     deadline = time.monotonic() + 15
-    while not process_gone(pid):
-        assert time.monotonic() < deadline, f"process {pid} outlived the interrupt"
+    while sleeping(tag):
+        assert time.monotonic() < deadline, f"sleep {tag} outlived the interrupt"
         time.sleep(0.1)
     assert execute(client, "print(1 + 1)")["stdout"].strip() == "2"  # the kernel is fine
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from nbtoolsched import ScriptedModel
 from nbtoolsched.scale import AgentTask, Policy
+from nbtoolsched.scale._policy import SettingsSource
 
 
 def use(name: str, **input: object) -> dict:
@@ -41,10 +42,17 @@ def broken_task(folder: Path) -> AgentTask:
     return AgentTask(functools.partial(ScriptedModel, 42), "tidy up", POLICY, workdir=str(folder / "broken"), name="broken")
 
 
+# The sleepers report their shell's and its parent's pids as $$ and $PPID, which are host
+# pids only outside the OS sandbox (its PID namespace numbers its own): their settings turn
+# the writing sandbox off, as a team's settings.json may (the sandbox's own cleanup of what
+# a command leaves is tested in tests/sandbox).
+UNSANDBOXED = SettingsSource("userSettings", "sleepers.json", {"sandbox": {"enabled": False}})
+
+
 def sleeper_task(folder: Path, n: int) -> AgentTask:
     """A session whose Bash call runs a minute: it writes its shell's and its parent's pids first."""
     script = [[use("Bash", command="echo $$ $PPID > pids.txt; sleep 60")], "done"]
-    return AgentTask(functools.partial(ScriptedModel, script), "wait", Policy(mode="bypassPermissions"),
+    return AgentTask(functools.partial(ScriptedModel, script), "wait", Policy(mode="bypassPermissions", settings=(UNSANDBOXED,)),
                      workdir=str(folder / f"sleep{n}"), name=f"sleep{n}")
 
 

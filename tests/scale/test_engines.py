@@ -78,10 +78,7 @@ def test_one_process_and_two_give_the_same_replays(tmp_path):
     assert two.results[-1].value.status == "unreadable"
 
 
-def test_cancelling_stops_running_sessions_and_their_processes(tmp_path, monkeypatch):
-    # The sleepers report their shell's pid as $$, which the OS sandbox's own PID namespace
-    # renumbers; without it, the pids are the host's (the sandbox's cleanup: tests/sandbox).
-    monkeypatch.setenv("NBTOOLSCHED_SANDBOX", "off")
+def test_cancelling_stops_running_sessions_and_their_processes(tmp_path):
     cancel = threading.Event()
     tasks = [sleeper_task(tmp_path, n) for n in range(2)] + [work_task(tmp_path, 9)]
 
@@ -100,8 +97,7 @@ def test_cancelling_stops_running_sessions_and_their_processes(tmp_path, monkeyp
     assert shells and not any(alive(pid) for pid in shells)
 
 
-async def test_cancelling_arun_sessions_accounts_for_every_session(tmp_path, monkeypatch):
-    monkeypatch.setenv("NBTOOLSCHED_SANDBOX", "off")  # as above: host pids
+async def test_cancelling_arun_sessions_accounts_for_every_session(tmp_path):
     task = asyncio.ensure_future(arun_sessions([sleeper_task(tmp_path, 0)], progress=False))
     for _ in range(600):
         if pids_of(tmp_path):

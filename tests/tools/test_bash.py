@@ -34,6 +34,14 @@ from nbtoolsched.tools._sleep import SleepTool
 
 from tests.processes import sleeping
 
+
+@pytest.fixture(autouse=True)
+def _unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool's own process tracking (marker, process group, pidfds): the path every
+    command takes where the OS sandbox cannot start. Inside the sandbox its PID namespace
+    does that job: tests/sandbox."""
+    monkeypatch.setenv("NBTOOLSCHED_SANDBOX", "off")
+
 REAP_PATIENCE = 15.0  # how long a killed process may take to die on a busy machine
 
 

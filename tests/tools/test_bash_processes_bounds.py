@@ -28,6 +28,13 @@ from tests.processes import sleeping
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the process tracking reads /proc")
 
 
+@pytest.fixture(autouse=True)
+def _unsandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool's own tracking (markers, pidfds): the path where the OS sandbox cannot
+    start. Inside it, its PID namespace stops everything: tests/sandbox."""
+    monkeypatch.setenv("NBTOOLSCHED_SANDBOX", "off")
+
+
 def use(command: str) -> dict:
     return {"type": "tool_use", "id": "toolu_procs", "name": "Bash", "input": {"command": command}}
 
