@@ -25,7 +25,8 @@ __all__ = ["DiffView", "explain_boundary"]
 
 log = logging.getLogger(__name__)
 _KIND_ACCENTS = {"created": STATE_LABELS["completed"][1], "modified": STATE_LABELS["executing"][1],
-                 "deleted": STATE_LABELS["error"][1]}
+                 "deleted": STATE_LABELS["error"][1], "replaced": STATE_LABELS["error"][1],
+                 "mode_changed": STATE_LABELS["executing"][1], "symlink": STATE_LABELS["completed"][1]}
 
 
 def explain_boundary(boundary: Any, mode: str) -> str:
@@ -44,7 +45,12 @@ def explain_boundary(boundary: Any, mode: str) -> str:
         return (f"stopped before {tool}{at}: your permission rules would ask or deny it. Allow it for the session with "
                 f"%toolsched allow {tool} (or a narrower rule), then %speculate again")
     if kind == "bash":
-        return f"stopped before the shell command{at}: only read-only commands run while speculating"
+        return (f"stopped before the shell command{at}: in this overlay (path rewriting) only read-only commands run "
+                "while speculating; with the OS sandbox a kernel overlay runs the others too")
+    if kind == "network":
+        return f"stopped at the shell command{at}: it goes to the network, which only you may allow"
+    if kind == "budget":
+        return f"stopped: {detail or 'its budget ran out'}; accept to keep what it did, then continue normally"
     if kind == "outside_cwd":
         return f"stopped at {tool}{at}: a speculation reads and writes only inside the working directory"
     if kind == "unsafe_path":
@@ -186,7 +192,8 @@ class DiffView(widgets.VBox):
             head += f"\n  model: {said[:300]}"
         if self._changes is None:
             return head
-        parts = [head] + [f"{c.kind} {c.path}\n{c.diff}".rstrip() for c in self._changes]
+        parts = [head] + [f"{c.kind} {c.path}" + (f" ({c.detail})" if getattr(c, "detail", "") else "") + f"\n{c.diff}".rstrip()
+                          for c in self._changes]
         return "\n".join(parts)
 
     def __repr__(self) -> str:
@@ -201,5 +208,10 @@ def _file_html(change: Any) -> str:
     head = (f'<div class="nts-file" style="font-size:12px;margin-top:4px;color:{FG}"><span style="display:inline-block;padding:0 6px;'
             f'border:1px solid {accent};border-left:5px solid {accent};border-radius:3px">{html.escape(change.kind)}</span> '
             f'<code style="color:{FG}">{html.escape(change.path)}</code></div>')
-    body = f'<i style="color:{FG2}">binary file</i>' if getattr(change, "binary", False) else diff_html(change.diff or "")
+    detail = getattr(change, "detail", "")
+    line = f'<i style="color:{FG2}">{html.escape(detail)}</i>' if detail else ""
+    if getattr(change, "binary", False):
+        body = line or f'<i style="color:{FG2}">binary file</i>'
+    else:
+        body = (line if detail and not change.diff else "") + diff_html(change.diff or "") if change.diff else line
     return head + body

@@ -70,7 +70,8 @@ class CallFacts:
     # Shell calls only (Permissions._own_check fills them): where the command will run,
     # and whether it runs sandboxed with masks over every path a Read deny rule protects.
     placement: Placement | None = None
-    masked_reads: bool = False
+    masked_reads: bool = False  # ... inside the working directories
+    masked_everywhere: bool = False  # ... wherever a deny rule matches (no whole-disk pattern)
     auto_allow: bool = False  # autoAllowBashIfSandboxed applies to this command
 
     @property
@@ -551,21 +552,22 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
     if named is not None and (bases is not None or is_immune_ask(named)):
         return named  # after a cd the shell decides, a name is still judged from cwd
     protected = _guessed_reads(facts)
-    if not protected:
-        return None
     if bases is None:
         # Its relative names may be anything there (`cd "$D" && cat key.txt`): like a name
         # of the protected file itself, this asks even in bypass mode.
+        if not protected:
+            return None
         return Decision.ask(f"`{sub}` runs in a folder the shell decides, so it may read a path {protected[0].text} protects.",
                             DecisionReason("safety_check", "reads in a folder the shell decides"))
-    if targets.unknown:
+    if targets.unknown and protected:
         return Decision.ask(f"`{sub}` {targets.unknown}, so it may read a path the rule {protected[0].text} protects.", reason)
     for raw in targets.trees:
         for base in bases:
             found = shell_paths_for_check(raw, base)
             if found is None:
                 return _process_path_ask(raw)
-            rule = next((r for r in protected if path_rule_may_match_within(r, found, facts.cwd, facts.home)), None)
+            judged = _guessed_reads(facts, found[0]) if not targets.history else _protected_reads(facts)
+            rule = next((r for r in judged if path_rule_may_match_within(r, found, facts.cwd, facts.home)), None)
             if rule is not None and targets.history:
                 # git prints from its objects: copies of a protected file that a deny rule's
                 # path, and a sandbox's mask, never cover. As a name of the file: every mode.
@@ -575,8 +577,8 @@ def _read_exposure(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
             if rule is not None:
                 return Decision.ask(f"`{sub}` may read files under {found[0]}, where the rule {rule.text} "
                                     f"({rule.origin or rule.source}) protects reads.", reason)
-            if targets.follows_links:
-                linked = _linked_exposure(facts, sub, found[0], protected, reason)
+            if targets.follows_links and judged:
+                linked = _linked_exposure(facts, sub, found[0], judged, reason)
                 if linked is not None:
                     return linked
     return None
@@ -586,13 +588,16 @@ def _protected_reads(facts: CallFacts) -> list[PermissionRule]:
     return _path_rules(facts, "deny", "Read") + _path_rules(facts, "ask", "Read")
 
 
-def _guessed_reads(facts: CallFacts) -> list[PermissionRule]:
+def _guessed_reads(facts: CallFacts, where: str | None = None) -> list[PermissionRule]:
     """The Read rules judged against what a command may read without naming it (folders it
     searches, file lists from its input, a folder the shell decides). Under a sandbox that
     masks every path a deny rule protects, the kernel holds those reads: only ask rules
-    remain (a sandbox cannot stop to ask). A word that names a protected file is still
-    judged by every rule, as without a sandbox."""
-    return _path_rules(facts, "ask", "Read") if facts.masked_reads else _protected_reads(facts)
+    remain (a sandbox cannot stop to ask). ``where``: the folder it reads (None: it may
+    read anywhere), so masks covering the working directories are enough inside them. A
+    word that names a protected file is still judged by every rule, as without a sandbox."""
+    inside = where is not None and inside_working_dirs([where], facts.working_dirs)
+    covered = facts.masked_everywhere or (facts.masked_reads and inside)
+    return _path_rules(facts, "ask", "Read") if covered else _protected_reads(facts)
 
 
 def _named_exposure(
@@ -707,7 +712,7 @@ def _reads_outside(facts: CallFacts, sub: str, bases: list[str] | None) -> Decis
     if bases is None:
         return None  # after a cd the shell decides: _read_exposure and the structure checks judge it
     targets = read_targets(sub, bases)
-    if targets.unknown and not facts.masked_reads:  # sandboxed: the masks and the read-only tree hold whatever it reads
+    if targets.unknown and not facts.masked_everywhere:  # sandboxed: the masks and the read-only tree hold whatever it reads
         return Decision.ask(f"`{sub}` {targets.unknown}, so the files it reads cannot be checked against the working directories.",
                             DecisionReason("tool", "reads files that cannot be told"))
     for raw in targets.files:

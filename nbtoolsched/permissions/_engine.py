@@ -43,7 +43,7 @@ from ._hooks import Hooks
 from ._modes import AUTO_SAFE_TOOLS, MODE_TITLES, Mode, check_mode
 from ._problems import LoadProblem
 from ._rules import SHELL_RULE_TOOLS, Behavior, PermissionRule, RuleSet, escape_rule_content, make_rule, parse_rule, rules_from
-from ..sandbox._mounts import masks_complete
+from ..sandbox._mounts import masks_coverage
 from ..sandbox._settings import SandboxSettings
 from ._sandbox import settings_from_python, with_rules
 from ._settings import load_settings
@@ -519,17 +519,17 @@ class Permissions:
         settings = self.sandbox
         await settings.probe()  # the first probe starts a process: not on the loop
         read_only = _read_only(facts.tool, facts.parsed, facts.cwd)
-        facts.placement = settings.placement(read_only=read_only, excluded=settings.excludes(command),
+        facts.placement = settings.placement(read_only=read_only, excluded=settings.excludes(command, tuple(self.working_dirs)),
                                              disable_requested=facts.input.get("dangerouslyDisableSandbox") is True)
         if facts.placement.sandbox is None:
             return
         facts.auto_allow = settings.auto_allows
         # git's objects hold copies of protected files that no mask covers: such a line is
         # still judged by the Read rules.
-        facts.masked_reads = not shows_repository_content(command)
+        facts.masked_reads = facts.masked_everywhere = not shows_repository_content(command)
         if facts.masked_reads and settings.deny_read:
             policy = settings.policy(facts.placement.sandbox, writable=tuple(self.working_dirs), tmp_dir=None)
-            facts.masked_reads = await asyncio.to_thread(masks_complete, policy, facts.cwd)
+            facts.masked_reads, facts.masked_everywhere = await asyncio.to_thread(masks_coverage, policy, facts.cwd)
 
     def _facts(self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext, mode: str | None = None) -> CallFacts:
         return CallFacts(tool, input, parsed, ctx.cwd, mode or self._mode, self.rules, self.additional_dirs, self.home, self.split_command)

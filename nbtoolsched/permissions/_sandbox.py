@@ -65,12 +65,18 @@ class RulePaths:
         root = compile_path_pattern(self.pattern, self.settings_root, self.cwd, self.home).root
         return os.path.normpath(os.path.join(root, _anchored_part(self.pattern)))
 
+    @property
+    def partial(self) -> bool:
+        """A pattern over the whole disk (``//**/.env``) is searched only where commands
+        work (search_roots): it may match files elsewhere that no mask covers."""
+        return _fixed_prefix(compile_path_pattern(self.pattern, self.settings_root, self.cwd, self.home).root,
+                             self.pattern) == "/"
+
     def search_roots(self) -> list[str]:
-        root = compile_path_pattern(self.pattern, self.settings_root, self.cwd, self.home).root
-        fixed = _fixed_prefix(root, self.pattern)
-        if fixed == "/":  # a pattern over the whole disk (``//**/.env``): searched where commands work
+        if self.partial:
             return [d for d in self.working_dirs if self.may_match_within(d)]
-        return [fixed]
+        root = compile_path_pattern(self.pattern, self.settings_root, self.cwd, self.home).root
+        return [_fixed_prefix(root, self.pattern)]
 
     def matches(self, path: str) -> bool:
         return compile_path_pattern(self.pattern, self.settings_root, self.cwd, self.home).matches(path)

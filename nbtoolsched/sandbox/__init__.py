@@ -9,15 +9,17 @@ its own PID namespace (nothing outlives the command), an optional seccomp filter
 - ``SandboxSettings``: Claude Code's ``sandbox`` block as the settings files merge it,
   and ``placement()``: where one command runs;
 - ``SandboxPolicy``: what one command may do; ``wrap()``: its bubblewrap invocation;
-- ``availability()``: whether the sandbox can start here, and if not why and how to fix it.
+- ``availability()``: whether the sandbox can start here, and if not why and how to fix it;
+- ``KernelOverlay``: a copy-on-write view of a folder (overlayfs) that speculation runs in.
 """
 
-from ._bwrap import Leftover, Wrapped, wrap
-from ._policy import MODEL_SECRETS, LiteralPath, NetworkPolicy, PathSet, SandboxKind, SandboxPolicy
-from ._probe import Availability, SandboxWarning, availability, switch
-from ._settings import FIX_HINT, Placement, SandboxSettings
+from ._bwrap import Wrapped, wrap
+from ._overlay import KernelOverlay, OverlayUnavailable
+from ._policy import LiteralPath, NetworkPolicy, PathSet, SandboxKind, SandboxPolicy
+from ._probe import Availability, SandboxWarning, availability
+from ._settings import Placement, SandboxSettings
 
 __all__ = [
-    "SandboxSettings", "SandboxPolicy", "NetworkPolicy", "PathSet", "LiteralPath", "SandboxKind", "MODEL_SECRETS",
-    "Placement", "Availability", "SandboxWarning", "availability", "switch", "wrap", "Wrapped", "Leftover", "FIX_HINT",
+    "SandboxSettings", "SandboxPolicy", "NetworkPolicy", "PathSet", "LiteralPath", "SandboxKind", "Placement",
+    "Availability", "SandboxWarning", "availability", "wrap", "Wrapped", "KernelOverlay", "OverlayUnavailable",
 ]

@@ -24,6 +24,7 @@ from typing import Iterator
 
 from ._mounts import MountPlan, plan_mounts, release
 from ._network import ProxyBridge, proxy_for
+from ._overlay import KernelOverlay
 from ._policy import SandboxPolicy
 from ._probe import BWRAP_BASE, Availability
 from ._seccomp import filter_fd
@@ -110,10 +111,12 @@ class Wrapped:
 
 
 @contextlib.contextmanager
-def wrap(policy: SandboxPolicy, command: str, cwd: str, env: dict[str, str], available: Availability) -> Iterator[Wrapped]:
-    """The bubblewrap invocation for ``command`` under ``policy`` (see the module doc)."""
+def wrap(policy: SandboxPolicy, command: str, cwd: str, env: dict[str, str], available: Availability,
+         overlay: KernelOverlay | None = None) -> Iterator[Wrapped]:
+    """The bubblewrap invocation for ``command`` under ``policy`` (see the module doc);
+    with ``overlay``, run inside that kernel overlay's mount namespace."""
     assert available.ok and available.bwrap, "wrap() needs a sandbox that can start"
-    plan = plan_mounts(policy, cwd)
+    plan = plan_mounts(policy, cwd, overlay=overlay)
     fds = _Descriptors()
     wrapped: Wrapped | None = None
     try:
@@ -122,7 +125,7 @@ def wrap(policy: SandboxPolicy, command: str, cwd: str, env: dict[str, str], ava
         os.set_inheritable(write_end, True)
         seccomp = policy.seccomp and not available.seccomp
         block_unix = not (policy.network and (policy.network.allow_all_unix_sockets or policy.network.allow_unix_sockets))
-        argv = [available.bwrap, *BWRAP_BASE, "--unshare-net", *plan.args]
+        argv = [*(overlay.enter_argv() if overlay is not None else ()), available.bwrap, *BWRAP_BASE, "--unshare-net", *plan.args]
         if bridge is not None:
             argv += bridge.bind_args()
         filter_at: int | None = None

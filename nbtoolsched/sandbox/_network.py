@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from .._errors import ConfigurationError
-from ._policy import NetworkPolicy
+from ._policy import MODEL_SECRETS, NetworkPolicy
 from ._proxy_plugin_name import PLUGIN, POLICY_VAR
 
 __all__ = ["ProxyBridge", "proxy_for", "BRIDGE_PORT", "shutdown_proxies"]
@@ -69,7 +69,7 @@ class _Proxy:
         self.folder = tempfile.mkdtemp(prefix="nbtoolsched-proxy-")
         os.chmod(self.folder, 0o700)
         self.socket = os.path.join(self.folder, "proxy.sock")
-        env = dict(os.environ)
+        env = {k: v for k, v in os.environ.items() if k not in MODEL_SECRETS}  # the proxy needs no model keys
         env[POLICY_VAR] = json.dumps({"allowed": list(network.allowed_domains), "denied": list(network.denied_domains)})
         argv = [sys.executable, "-m", "proxy", "--unix-socket-path", self.socket, "--plugins", PLUGIN,
                 "--num-acceptors", "1", "--num-workers", "1", "--log-level", "ERROR", "--inactive-conn-cleanup-timeout", "600"]

@@ -35,11 +35,44 @@ def _reject(host: str, why: str) -> HttpRequestRejected:
     return HttpRequestRejected(status_code=403, reason=b"Forbidden by the sandbox", body=body)
 
 
-def _local(address: str) -> bool:
+def _ip(address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+        return ip.ipv4_mapped
+    return ip
+
+
+def _never(address: str) -> bool:
+    """Loopback, the link, a metadata service: never, whatever the lists say."""
+    ip = _ip(address)
     return ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast or str(ip) == "169.254.169.254"
+
+
+def _local(address: str) -> bool:
+    """A private network or this machine's own address: only when an allowed pattern
+    names the address itself (``_named``)."""
+    ip = _ip(address)
+    return ip.is_private or ip.is_reserved or _ours(str(ip))
+
+
+def _ours(address: str) -> bool:
+    """Is ``address`` one of this machine's own (a bind to it succeeds only then)?"""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as probe:
+            probe.bind((address, 0))
+        return True
+    except OSError:
+        return False
+
+
+def _named(host: str) -> bool:
+    """Is ``host`` an address that an allowed pattern names exactly (so a private one may be meant)?"""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return host.strip("[]") in {p.strip("[]") for p in _ALLOWED}
 
 
 class SandboxDomainFilter(HttpProxyBasePlugin):
@@ -59,7 +92,7 @@ class SandboxDomainFilter(HttpProxyBasePlugin):
         except socket.gaierror as err:
             raise _reject(host, f"cannot be resolved ({err.strerror})") from None
         addresses = [str(entry[4][0]) for entry in found]
-        if not addresses or any(_local(a) for a in addresses):
+        if not addresses or any(_never(a) for a in addresses) or (not _named(host) and any(_local(a) for a in addresses)):
             raise _reject(host, "resolves to an address on this machine or its local network link, "
                                 "which the sandbox does not reach")
         self._checked = (host, addresses[0])

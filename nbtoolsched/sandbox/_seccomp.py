@@ -5,6 +5,8 @@ What it blocks (each call fails with EPERM), as the peers do:
   process's memory (the sandbox's own helpers, the network bridge among them);
 - ``io_uring_setup``, ``io_uring_enter``, ``io_uring_register``: a second system-call
   interface that filters do not see into;
+- ``keyctl``, ``add_key``, ``request_key``: the kernel keyrings, which the agent's session
+  shares with its commands (as Docker's default profile does);
 - ``socket(AF_UNIX, ...)``, unless the policy allows Unix sockets: the sandbox sees the
   host's files read-only, but connecting to a socket file (a Docker daemon, an SSH agent,
   the session bus) needs no write, so a new Unix socket is refused. ``socketpair`` stays
@@ -25,7 +27,8 @@ import tempfile
 
 __all__ = ["filter_fd", "BLOCKED_CALLS"]
 
-BLOCKED_CALLS = ("ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register")
+BLOCKED_CALLS = ("ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register",
+                 "keyctl", "add_key", "request_key")
 
 
 @functools.lru_cache(maxsize=4)

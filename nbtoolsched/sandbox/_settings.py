@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -71,23 +72,31 @@ class SandboxSettings:
     bwrap_path: str | None = None
     sources: tuple[str, ...] = ()  # the files the block came from
 
-    def excludes(self, command: str) -> bool:
-        """Does ``excludedCommands`` name a program the line runs? An entry is an argv
-        prefix (``docker``, ``docker compose``; a trailing ``:*`` or `` *`` is the same)."""
+    def excludes(self, command: str, writable: tuple[str, ...] = ()) -> bool:
+        """Does ``excludedCommands`` take this line outside the sandbox? Only when every
+        program it runs is one an entry names (an argv prefix: ``docker``, ``docker
+        compose``; a trailing ``:*`` or `` *`` is the same), by a bare name that PATH finds
+        outside ``writable`` (``./docker``, or a docker the line could have written, is not
+        docker): one excluded program must not take the rest of the line out with it."""
         if not self.excluded_commands:
             return False
-        prefixes = [_prefix_words(entry) for entry in self.excluded_commands]
+        prefixes = [p for p in (_prefix_words(entry) for entry in self.excluded_commands) if p]
         try:
             line = command_line(command)
         except Exception:  # noqa: BLE001 - cannot tell: not excluded (it stays sandboxed)
             return False
+        if line.problems or not line.invocations:
+            return False
         for invocation in line.invocations:
-            words = [w for w in invocation.words]
-            if words and words[0] is not None:
-                words[0] = os.path.basename(words[0])
-            if any(p and tuple(words[: len(p)]) == p for p in prefixes):
-                return True
-        return False
+            words = invocation.words
+            if not words or words[0] is None or "/" in words[0] or any(w is None for w in words):
+                return False
+            if not any(tuple(words[: len(p)]) == p for p in prefixes):
+                return False
+            found = shutil.which(words[0])
+            if found is None or any(_inside(os.path.realpath(found), os.path.realpath(w)) for w in writable):
+                return False
+        return True
 
     @property
     def auto_allows(self) -> bool:
@@ -160,7 +169,8 @@ class SandboxSettings:
         prompts = "sandboxed commands run without a prompt" if self.auto_allows else "prompts as without a sandbox"
         return f"sandbox: on ({found.describe()}); read-only commands in it, {writing}; {net}; {prompts}"
 
-    def policy(self, kind: SandboxKind, *, writable: tuple[str, ...], tmp_dir: str | None) -> SandboxPolicy:
+    def policy(self, kind: SandboxKind, *, writable: tuple[str, ...], tmp_dir: str | None,
+               quarantine_dir: str | None = None) -> SandboxPolicy:
         """The policy of one command in the ``kind`` sandbox; ``writable`` are the working
         directories (the settings' allowWrite paths are added)."""
         folders = list(writable)
@@ -171,7 +181,7 @@ class SandboxSettings:
         network = self.network if self.network.needs_proxy else None
         made = SandboxPolicy(
             "write", tuple(folders), self.deny_write, self.deny_read, self.allow_read, network,
-            self.env_deny, self.pass_env, tmp_dir, self.seccomp,
+            self.env_deny, self.pass_env, tmp_dir, self.seccomp, quarantine_dir,
         )
         return made if kind == "write" else made.read_only()
 
@@ -217,3 +227,7 @@ def _prefix_words(entry: str) -> tuple[str, ...]:
             text = text[: -len(tail)].strip()
             break
     return tuple(text.split())
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")

@@ -26,17 +26,30 @@ from ..tool._abort import AbortSignal
 from ..tool._decision import Decision, DecisionReason
 from ..tool._base import Tool, Validation
 from ..tool._context import ToolContext
-from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
+from ..sandbox._failures import sandbox_failure
+from ..shell._network import network_use
+from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind, Budget
 from ._overlay import Overlay, PathOutsideCwd
 from ._safefs import UnsafePath
 from ._shell_reach import reach_outside
-from ._texts import ALREADY_STOPPED, stopped_edit, stopped_outside, stopped_permission, stopped_shell, stopped_tool
+from ._texts import (
+    ALREADY_STOPPED,
+    stopped_budget,
+    stopped_edit,
+    stopped_network,
+    stopped_outside,
+    stopped_permission,
+    stopped_shell,
+    stopped_tool,
+    stopped_unsandboxed,
+)
 
 __all__ = ["SpeculationGate", "WRITE_TOOLS", "READ_TOOLS", "PATH_KEYS", "is_write_tool", "is_read_tool", "is_shell_tool"]
 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "ToolSearch", "LSP", "TaskGet", "TaskList"})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
+SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})  # they walk folders (in a kernel overlay: inside it)
 PATH_KEYS = ("notebook_path", "file_path", "path")  # the order Claude Code looks them up in
 DETAIL_LIMIT = 200
 # The session modes in which Claude Code lets a speculation edit (in the overlay). It also
@@ -132,8 +145,10 @@ class SpeculationGate:
         inner: PermissionGate | None = None,
         allow_edits: bool = True,
         on_boundary: Callable[[Boundary], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
-        self.overlay = overlay
+        self.overlay: Any = overlay  # an Overlay, or a KernelView (the same surface)
+        self.budget = budget
         self.abort = abort
         self.inner = inner
         self.allow_edits = allow_edits
@@ -149,6 +164,9 @@ class SpeculationGate:
             return hook
         if self.boundary is not None or self.abort.aborted:
             return Decision.deny(ALREADY_STOPPED, _reason("already stopped"))
+        over = self.budget.exceeded(self.overlay) if self.budget is not None else None
+        if over is not None:
+            return self.stop("budget", request.tool.name, over, stopped_budget(over))
         tool = request.tool
         if is_write_tool(tool):
             return await self._write(request)
@@ -201,14 +219,19 @@ class SpeculationGate:
             rel = self.overlay.resolve(path, allow_root=True)
         except PathOutsideCwd as err:
             return self.stop("outside_cwd", name, path, stopped_outside(path, err.reason))
-        target = self.overlay.read_target(rel) if rel != "." else self.overlay.cwd
+        if self.kernel and name in SEARCH_TOOLS:
+            # They search inside the mounted overlay, where the real path is the merged
+            # folder: given the resolved real path, not an upper-folder one.
+            target = self.overlay.real_path(rel) if rel != "." else self.overlay.cwd
+        else:
+            target = self.overlay.read_target(rel) if rel != "." else self.overlay.cwd
         # The rewritten path has its symlinks resolved, so whatever the tool adds to it
         # (a Glob pattern's `..`) climbs from the real folder, not from the one judged
         # above (`up/up/c` with `up -> .` and `../../../x/*` lists two levels above cwd):
         # judge the input that will run as well.
         # (A file already written in this run is read from its overlay copy, which is inside
         # the run's own tree by construction: nothing is added to that path.)
-        if not target.startswith(self.overlay.tree + os.sep):
+        if self.kernel or not target.startswith(self.overlay.tree + os.sep):
             parsed = request.parsed
             moved = parsed.model_copy(update={key: target}) if hasattr(parsed, "model_copy") else {**parsed, key: target}
             stopped = self._acts_outside(request.tool, moved)
@@ -228,9 +251,16 @@ class SpeculationGate:
             return self.stop("outside_cwd", tool.name, acted, stopped_outside(acted, err.reason))
         return None
 
+    @property
+    def kernel(self) -> bool:
+        """Does this run work in a kernel overlay (Bash inside it), not by rewriting paths?"""
+        return getattr(self.overlay, "kind", "paths") == "kernel"
+
     async def _shell(self, request: PermissionRequest) -> Decision:
         command = request.input.get("command")
         text = command if isinstance(command, str) else ""
+        if self.kernel:
+            return await self._shell_in_overlay(request, text)
         if not text.strip() or not _read_only(request.tool, request.parsed, request.ctx.cwd):
             return self.stop("bash", request.tool.name, text[:DETAIL_LIMIT], stopped_shell(text[:DETAIL_LIMIT]))
         problem = reach_outside(text, self.overlay.cwd)
@@ -238,8 +268,29 @@ class SpeculationGate:
             return self.stop("outside_cwd", request.tool.name, text[:DETAIL_LIMIT], stopped_outside(f"the command `{text[:DETAIL_LIMIT]}`", problem))
         return await self._consult(request, None, for_write=False)
 
+    async def _shell_in_overlay(self, request: PermissionRequest, text: str) -> Decision:
+        """In a kernel overlay any command may run (the writing sandbox, inside the overlay,
+        no network): what stops the run is what needs a person, the network, a run outside
+        the sandbox, or a deny rule."""
+        name = request.tool.name
+        shown = text[:DETAIL_LIMIT]
+        if not text.strip():
+            return self.stop("bash", name, shown, stopped_shell(shown))
+        if request.input.get("dangerouslyDisableSandbox") is True:
+            return self.stop("bash", name, shown, stopped_unsandboxed(shown))
+        wants = network_use(text)
+        if wants is not None:
+            return self.stop("network", name, shown, stopped_network(wants[:DETAIL_LIMIT]))
+        # A read-only command reads inside cwd only, as in the path-rewriting overlay (what its
+        # words show; a program that opens files by itself reads what the sandbox lets it).
+        problem = reach_outside(text, self.overlay.cwd) if _read_only(request.tool, request.parsed, request.ctx.cwd) else None
+        if problem:
+            return self.stop("outside_cwd", name, shown, stopped_outside(f"the command `{shown}`", problem))
+        return await self._consult(request, None, for_write=False, ask_ok=True)
+
     async def _consult(
-        self, request: PermissionRequest, updated: dict[str, Any] | None, *, for_write: bool, path: str = ""
+        self, request: PermissionRequest, updated: dict[str, Any] | None, *, for_write: bool, path: str = "",
+        ask_ok: bool = False,
     ) -> Decision:
         """Ask the session's gate; a deny, a failure, or a need to ask a person is a boundary.
 
@@ -257,7 +308,10 @@ class SpeculationGate:
             decision = await self.inner.decide(dataclasses.replace(request, approver=refuser))
         except Exception as err:  # noqa: BLE001 - fail closed: a broken check stops the run
             failure = err
-        if refuser.asked or isinstance(failure, _NobodyToAsk) or (decision is not None and decision.behavior == "ask"):
+        needs_person = refuser.asked or isinstance(failure, _NobodyToAsk) or (decision is not None and decision.behavior == "ask")
+        if needs_person and ask_ok:
+            return allowed  # the kernel overlay holds it: the user decides at accept, seeing every change
+        if needs_person:
             if for_write:
                 return self.stop("edit", name, path, stopped_edit(path))
             return self.stop("permission", name, _detail(request.input), stopped_permission(name, "it needs the user's approval"))
@@ -275,25 +329,36 @@ class SpeculationGate:
 
     def stop(self, kind: BoundaryKind, tool: str | None, detail: str, message: str) -> Decision:
         """Record the boundary (the first one wins), stop the run, deny the call."""
-        if self.boundary is None:
-            self.boundary = Boundary(kind, tool, detail[:DETAIL_LIMIT])
-            if self.on_boundary is not None:
-                self.on_boundary(self.boundary)
-        self.abort.abort(SPECULATION_BOUNDARY)
+        self.record(kind, tool, detail)
         return Decision.deny(message, _reason(f"boundary: {kind}"))
 
     # -- validation sees the overlay too --------------------------------------------------
     def view(self, tool: Tool) -> Tool:
-        """A copy of a file tool whose ``validate_input`` looks where the call will go.
+        """A copy of a tool for the forked run, fitted to the overlay.
 
-        Validation runs before the permission step, so without this a Read of a file the
-        speculation created, or a second Edit of a file it changed, would be checked
-        against the real tree and fail.
-        """
+        File tools: their ``validate_input`` looks where the call will go (validation runs
+        before the permission step, so a Read of a file the speculation created, or a
+        second Edit of one it changed, would otherwise be checked against the real tree),
+        and in a kernel overlay the paths they print are shown as the real ones. Shell
+        tools in a kernel overlay: a command the sandbox stopped (a write outside the
+        working directory, the network) ends the run at a boundary after its result."""
+        if is_shell_tool(tool):  # the overlay is chosen when the run starts: asked at each call
+            clone = copy.copy(tool)
+            shell_call = tool.call
+
+            async def call_in_overlay(input: Any, ctx: ToolContext) -> Any:
+                out = await shell_call(input, ctx)
+                if self.kernel:
+                    self._after_shell(tool.name, input, out)
+                return out
+
+            clone.call = call_in_overlay  # type: ignore[method-assign]
+            return clone
         if not (is_write_tool(tool) or is_read_tool(tool)):
             return tool
         clone = copy.copy(tool)
         original = tool.validate_input
+        file_call = tool.call
 
         async def validate_input(input: Any, ctx: ToolContext) -> Validation:
             seen = self.preview(input)
@@ -301,8 +366,35 @@ class SpeculationGate:
                 return Validation.OK
             return await original(seen, ctx)
 
+        async def call_in_view(input: Any, ctx: ToolContext) -> Any:
+            out = await file_call(input, ctx)
+            if self.kernel and isinstance(getattr(out, "content", None), str):
+                out.content = self.overlay.to_real(out.content)
+            return out
+
         clone.validate_input = validate_input  # type: ignore[method-assign]
+        clone.call = call_in_view  # type: ignore[method-assign]
         return clone
+
+    def _after_shell(self, name: str, input: Any, out: Any) -> None:
+        """The boundary a finished command in the kernel overlay reached, if any."""
+        data = getattr(out, "data", None)
+        if getattr(data, "sandbox", None) is None or not getattr(out, "is_error", False):
+            return
+        command = str(getattr(input, "command", ""))[:DETAIL_LIMIT]
+        found = sandbox_failure(str(getattr(data, "stdout", "")), str(getattr(data, "stderr", "")))
+        if found == "network":
+            self.record("network", name, command)
+        elif found == "write":
+            self.record("outside_cwd", name, command)
+
+    def record(self, kind: BoundaryKind, tool: str | None, detail: str) -> None:
+        """Stop the run at a boundary a call reached while it ran (its result stands)."""
+        if self.boundary is None:
+            self.boundary = Boundary(kind, tool, detail[:DETAIL_LIMIT])
+            if self.on_boundary is not None:
+                self.on_boundary(self.boundary)
+        self.abort.abort(SPECULATION_BOUNDARY)
 
     def preview(self, parsed: Any) -> Any:
         """``parsed`` with its path pointing where a read of it would go now (no side effects).

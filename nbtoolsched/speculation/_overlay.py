@@ -22,7 +22,9 @@ from ._safefs import Snapshot, StagedChange, UnsafePath, read_entry, stage_delet
 
 __all__ = ["Overlay", "FileChange", "Conflict", "OverlayConflict", "PathOutsideCwd", "is_inside"]
 
-ChangeKind = Literal["created", "modified", "deleted"]
+# created, modified, deleted; with the kernel overlay also: a folder or file replaced by
+# something else, only the mode changed, a symlink made.
+ChangeKind = Literal["created", "modified", "deleted", "replaced", "mode_changed", "symlink"]
 
 
 class PathOutsideCwd(UnsafePath):
@@ -35,6 +37,7 @@ class FileChange:
     kind: ChangeKind
     diff: str
     binary: bool = False
+    detail: str = ""  # a line for what a diff cannot show (a folder, a mode, a link target)
 
 
 @dataclass(frozen=True, slots=True)

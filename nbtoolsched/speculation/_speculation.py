@@ -22,6 +22,11 @@ from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
 from ._filestate import LayeredFileState
 from ._gate import SpeculationGate
 from ._loop import LoopRequest, RunLoop
+from ..sandbox._overlay import OverlayUnavailable
+from ..sandbox._probe import switch
+from ..sandbox._settings import SandboxSettings
+from ._boundary import Budget
+from ._kernel import KernelView
 from ._overlay import FileChange, Overlay, is_inside
 from ._transcript import as_message_dicts, clean_with_sources, cut_to_continuable
 
@@ -47,9 +52,15 @@ class AcceptResult:
 class Speculation:
     """One speculative run: live while the loop runs, then accepted or rejected once."""
 
-    def __init__(self, suggestion: str, overlay: Overlay, main: Scheduler, *, max_turns: int, max_messages: int, grace: float) -> None:
+    def __init__(self, suggestion: str, overlay: Overlay, main: Scheduler, *, max_turns: int, max_messages: int, grace: float,
+                 budget: Budget | None = None, kernel: bool = True) -> None:
         self.suggestion = suggestion
-        self.overlay = overlay
+        self.overlay: Overlay | KernelView = overlay
+        # Which overlay it runs in: "kernel" (overlayfs; Bash runs too) or "paths" (Claude
+        # Code's path rewriting; a command that is not read-only is a boundary), and why.
+        self.overlay_kind = "paths"
+        self.overlay_note = "not started yet"
+        self._want_kernel = kernel
         self.max_turns = max_turns
         self.max_messages = max_messages
         self.grace = grace
@@ -64,19 +75,57 @@ class Speculation:
         self._main = main
         self._stop: Boundary | None = None
         self._final: Boundary | None = None
-        self.gate = SpeculationGate(overlay, self.abort, inner=main.permissions, on_boundary=self._record)
+        self.budget = budget or Budget()
+        self.gate = SpeculationGate(overlay, self.abort, inner=main.permissions, on_boundary=self._record, budget=self.budget)
         self.file_state = LayeredFileState(main.context.file_state)
         self.scheduler: Scheduler
         self._task: asyncio.Future[None] | None = None
 
     # -- running ---------------------------------------------------------------------------
+    async def _choose_overlay(self) -> None:
+        """A kernel overlay where the sandbox and overlayfs can start (so commands that write,
+        the tests say, can run too); else the path-rewriting one, saying why."""
+        if not self._want_kernel:
+            self.overlay_note = "the kernel overlay was not asked for (kernel=False)"
+            return
+        settings = getattr(self._main.permissions, "sandbox", None)
+        settings = settings if isinstance(settings, SandboxSettings) else SandboxSettings()
+        if switch() == "off":
+            self.overlay_note = "NBTOOLSCHED_SANDBOX=off: no sandbox for commands, so no kernel overlay"
+            return
+        found = await settings.probe()
+        if not found.ok:
+            self.overlay_note = f"the OS sandbox cannot start here ({found.reason}), so no kernel overlay"
+            return
+        paths = self.overlay
+        assert isinstance(paths, Overlay)
+        try:
+            view = await asyncio.to_thread(KernelView, paths.cwd, workdir=paths.workdir)
+        except (OverlayUnavailable, OSError) as err:
+            self.overlay_note = f"overlayfs could not be mounted ({err}), so Claude Code's path-rewriting overlay is used"
+            return
+        self.overlay = self.gate.overlay = view
+        self.scheduler.context.overlay = view.mount
+        self.overlay_kind = "kernel"
+        self.overlay_note = "a kernel overlay (overlayfs): every tool, shell commands that write included, works on one copy-on-write view"
+
     async def _drive(self, run_loop: RunLoop, prompt: list[dict[str, Any]]) -> None:
+        try:
+            await self._choose_overlay()
+        except BaseException:
+            self.finished_at = time.monotonic()
+            self._final = Boundary("error", detail="the overlay could not be set up")
+            self.state = "finished"
+            raise
+        self.budget.started = time.monotonic()
         request = LoopRequest(prompt, self.scheduler, self.abort, self.max_turns, self._emit)
         loop_task = asyncio.ensure_future(run_loop(request))
         watcher = asyncio.ensure_future(self.abort.wait())
         error: BaseException | None = None
         try:
-            await asyncio.wait({loop_task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({loop_task, watcher}, return_when=asyncio.FIRST_COMPLETED, timeout=self.budget.seconds)
+            if not loop_task.done() and not self.abort.aborted:  # the time budget ran out mid-call
+                self._record(Boundary("budget", detail=f"its time budget of {self.budget.seconds:g} s ran out"))
             if not loop_task.done():  # aborted: give the loop a moment to answer its calls
                 await asyncio.wait({loop_task}, timeout=self.grace)
             if not loop_task.done():
@@ -158,8 +207,11 @@ class Speculation:
         self.abort.abort(STOPPED_FROM_OUTSIDE)
 
     # -- deciding ------------------------------------------------------------------------------
-    async def accept(self) -> AcceptResult:
+    async def accept(self, *, allow_protected: bool = False) -> AcceptResult:
         """Stop if running, copy the overlay back (all or nothing), return the clean messages.
+
+        With a kernel overlay, a change in a place programs run from (``.vscode/``, a new
+        ``.mcp.json``...) is refused unless ``allow_protected=True`` (read ``changes()`` first).
 
         Raises ``OverlayConflict`` naming every file that changed on disk meanwhile (its
         bytes, mode or kind); nothing is written then (a commit that fails at the last
@@ -176,7 +228,7 @@ class Speculation:
         kept = clean_with_sources(self.transcript, self.overlay.to_real)
         if not boundary.complete:
             kept = cut_to_continuable(kept)
-        changes = self.overlay.apply()
+        changes = self.overlay.apply(allow_protected=allow_protected) if isinstance(self.overlay, KernelView) else self.overlay.apply()
         self._merge_file_state(changes)
         self.overlay.discard()
         self.state = "accepted"
@@ -278,6 +330,9 @@ def start_speculation(
     max_turns: int = MAX_SPECULATION_TURNS,
     max_messages: int = MAX_SPECULATION_MESSAGES,
     grace: float = 5.0,
+    kernel: bool = True,
+    max_seconds: float | None = None,
+    max_overlay_bytes: int | None = None,
 ) -> Speculation:
     """Start speculating on ``suggestion`` now (as a task) and return the live run.
 
@@ -292,7 +347,13 @@ def start_speculation(
         raise ValueError(f"max_turns and max_messages must be at least 1 (got {max_turns}, {max_messages})")
     prompt = as_message_dicts(messages) + [{"role": "user", "content": [{"type": "text", "text": suggestion}]}]
     overlay = Overlay(scheduler.context.cwd, overlay_root if overlay_root is not None else _default_root(scheduler))
-    spec = Speculation(suggestion, overlay, scheduler, max_turns=max_turns, max_messages=max_messages, grace=grace)
+    budget = Budget()
+    if max_seconds is not None:
+        budget.seconds = max_seconds
+    if max_overlay_bytes is not None:
+        budget.upper_bytes = max_overlay_bytes
+    spec = Speculation(suggestion, overlay, scheduler, max_turns=max_turns, max_messages=max_messages, grace=grace,
+                       budget=budget, kernel=kernel)
     spec.gate.allow_edits = allow_edits
     spec.scheduler = _fork_scheduler(spec, scheduler, prompt)
     spec._task = asyncio.ensure_future(spec._drive(run_loop, prompt))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["stopped_edit", "stopped_shell", "stopped_outside", "stopped_tool", "stopped_permission", "ALREADY_STOPPED"]
+__all__ = ["stopped_edit", "stopped_shell", "stopped_outside", "stopped_tool", "stopped_permission", "stopped_network",
+           "stopped_unsandboxed", "stopped_budget", "ALREADY_STOPPED"]
 
 _TAIL = "Nothing was changed. The user will decide how to go on."
 
@@ -28,3 +29,15 @@ def stopped_tool(name: str) -> str:
 
 def stopped_permission(name: str, why: str) -> str:
     return f"Speculative run stopped before {name}: {why.strip().rstrip('.')}. {_TAIL}"
+
+
+def stopped_network(command: str) -> str:
+    return f"Speculative run stopped before `{command}`: it goes to the network, which only the user may allow. {_TAIL}"
+
+
+def stopped_unsandboxed(command: str) -> str:
+    return f"Speculative run stopped before `{command}`: a command outside the sandbox needs the user's approval. {_TAIL}"
+
+
+def stopped_budget(what: str) -> str:
+    return f"Speculative run stopped: {what}. {_TAIL}"

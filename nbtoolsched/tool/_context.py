@@ -39,6 +39,7 @@ class ToolContext:
         "registry",
         "messages",
         "options",
+        "overlay",
         "_sink",
     )
 
@@ -57,6 +58,7 @@ class ToolContext:
         options: dict[str, Any] | None = None,
         progress: ProgressSink | None = None,
         tool_use_id: str = "",
+        overlay: Any = None,
     ) -> None:
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.abort = abort or AbortSignal()
@@ -71,6 +73,8 @@ class ToolContext:
         self.registry = registry
         self.messages = messages if messages is not None else []
         self.options = options if options is not None else {}
+        # A speculation's kernel overlay (sandbox.KernelOverlay): shell tools run inside it.
+        self.overlay = overlay
         self._sink = progress or _drop_progress
 
     def progress(self, data: Any) -> None:
@@ -90,6 +94,7 @@ class ToolContext:
         clone.registry = self.registry
         clone.messages = self.messages
         clone.options = self.options
+        clone.overlay = self.overlay
         clone._sink = sink if sink is not None else self._sink
         return clone
 

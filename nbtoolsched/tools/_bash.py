@@ -26,7 +26,9 @@ from typing import Any, AsyncIterator, Callable, Iterator, Sequence, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..sandbox import FIX_HINT, Availability, Placement, SandboxPolicy, SandboxSettings, Wrapped, wrap
+from ..sandbox import Availability, KernelOverlay, Placement, SandboxPolicy, SandboxSettings, Wrapped, wrap
+from ..sandbox._failures import sandbox_failure
+from ..sandbox._settings import FIX_HINT
 from ..shell._gitrepo import MAX_INDEX_BYTES, find_repository
 from ..shell._readonly import analyze, is_benign_exit
 from ..tool._abort import INTERRUPT, AbortError
@@ -181,18 +183,24 @@ class BashTool(Tool[BashInput]):
         read_only = self.is_read_only_in(input, ctx.cwd)
         settings = sandbox_settings(ctx)
         available = await settings.probe()  # the first call in a process starts bubblewrap once, in a thread
-        place = settings.placement(read_only=read_only, excluded=settings.excludes(input.command),
-                                   disable_requested=bool(input.dangerouslyDisableSandbox))
+        if ctx.overlay is not None:  # a speculation's kernel overlay: always the writing sandbox, in it
+            place = Placement("write" if not read_only else "read-only", "a speculation's kernel overlay")
+            if not available.ok:
+                return ToolOutput(None, content=f"Not run: the speculation's sandbox cannot start ({available.reason}).", is_error=True)
+        else:
+            place = settings.placement(read_only=read_only, excluded=settings.excludes(input.command, working_dirs(ctx)),
+                                       disable_requested=bool(input.dangerouslyDisableSandbox))
         if place.error:
             return ToolOutput(None, content=place.error, is_error=True)
         if place.note and not place.sandboxed:
             settings.warn_if_unavailable()
         policy = sandbox_policy(settings, place, ctx)
-        async with _off_the_loop(private_git_index(input.command, ctx.cwd, read_only)) as index:
-            env = command_env(read_only=read_only, git_index=index)
+        async with _off_the_loop(private_git_index(input.command, ctx.cwd, read_only and ctx.overlay is None)) as index:
+            env = command_env(read_only=read_only or ctx.overlay is not None, git_index=index)
             result = await run_command(
                 input.command, cwd=ctx.cwd, env=env, timeout=timeout_s, abort=ctx.abort, progress=ctx.progress,
                 save_dir=ctx.session_dir / "tool-results", sandbox=(policy, available) if policy is not None else None,
+                overlay=ctx.overlay,
             )
         if place.note:
             result.notes.append(place.note)
@@ -205,16 +213,25 @@ def sandbox_settings(ctx: ToolContext) -> SandboxSettings:
     return found if isinstance(found, SandboxSettings) else SandboxSettings()
 
 
+def working_dirs(ctx: ToolContext) -> tuple[str, ...]:
+    """The call's working directories: its permission context's, cwd first."""
+    dirs = getattr(ctx.permission_context, "working_dirs", None)
+    found = tuple(dirs) if isinstance(dirs, (list, tuple)) and all(isinstance(d, str) for d in dirs) else (ctx.cwd,)
+    return found if ctx.cwd in found else (ctx.cwd, *found)
+
+
 def sandbox_policy(settings: SandboxSettings, place: Placement, ctx: ToolContext) -> SandboxPolicy | None:
     """The policy of a call placed in a sandbox: the working directories writable (a
-    writing sandbox), the session's own temp folder as TMPDIR."""
+    writing sandbox), the session's own temp folder as TMPDIR. In a speculation's overlay:
+    only the overlaid folder and the overlay's temp folder, and never the network."""
     if place.sandbox is None:
         return None
-    dirs = getattr(ctx.permission_context, "working_dirs", None)
-    writable = tuple(dirs) if isinstance(dirs, (list, tuple)) and all(isinstance(d, str) for d in dirs) else (ctx.cwd,)
-    if ctx.cwd not in writable:
-        writable = (ctx.cwd, *writable)
-    return settings.policy(place.sandbox, writable=writable, tmp_dir=str(ctx.session_dir / "tmp"))
+    if ctx.overlay is not None:
+        made = SandboxSettings(deny_read=settings.deny_read, allow_read=settings.allow_read, env_deny=settings.env_deny,
+                               pass_env=settings.pass_env, seccomp=settings.seccomp)
+        return made.policy(place.sandbox, writable=(ctx.cwd,), tmp_dir=ctx.overlay.tmp_dir)
+    return settings.policy(place.sandbox, writable=working_dirs(ctx), tmp_dir=str(ctx.session_dir / "tmp"),
+                           quarantine_dir=str(ctx.session_dir / "sandbox-quarantine"))
 
 
 # Configuration a read-only git command runs with, above every config file: a split
@@ -346,6 +363,7 @@ async def run_command(
     ignore: tuple[str, ...] = (INTERRUPT,),
     save_dir: Path | None = None,
     sandbox: tuple[SandboxPolicy, Availability] | None = None,
+    overlay: KernelOverlay | None = None,
 ) -> BashResult:
     """Run ``command`` to completion, timeout or abort; everything it started is gone on return.
 
@@ -362,9 +380,12 @@ async def run_command(
     if sandbox is None:
         return await _run(command, [SHELL, "-c", command], cwd, env, (), marker, timeout, abort, progress, ignore, save_dir)
     policy, available = sandbox
-    # Wrapping walks folders (in a thread); unwrapping reads a pipe and removes a few
-    # placeholders (on the loop: two thread hops cost more than it does).
-    async with _off_the_loop(wrap(policy, command, cwd, env, available), quick_exit=True) as wrapped:
+    async with contextlib.AsyncExitStack() as stack:
+        if overlay is not None:  # a speculation's: mounted for this command only
+            await stack.enter_async_context(overlay.held())
+        # Wrapping walks folders (in a thread); unwrapping reads a pipe and removes a few
+        # placeholders (on the loop: two thread hops cost more than it does).
+        wrapped = await stack.enter_async_context(_off_the_loop(wrap(policy, command, cwd, env, available, overlay), quick_exit=True))
         result = await _run(command, wrapped.argv, cwd, wrapped.env, wrapped.pass_fds, marker, timeout, abort, progress,
                             ignore, save_dir, started=wrapped.started)
     result.sandbox = policy.kind
@@ -576,25 +597,16 @@ def to_output(result: BashResult, *, benign: bool = False) -> ToolOutput:
     return ToolOutput(result, content=text, is_error=True, exit_code=code)
 
 
-# What a command prints when the sandbox, not the command, stopped it.
-_READ_ONLY_SIGNS = ("Read-only file system", "EROFS")
-_NETWORK_SIGNS = ("Could not resolve host", "Temporary failure in name resolution", "Name or service not known",
-                  "Network is unreachable", "No address associated with hostname", "getaddrinfo failed",
-                  "Failed to establish a new connection", "nodename nor servname", "Could not connect to",
-                  "Connection refused", "403 Forbidden by the sandbox", "nbtoolsched sandbox:")
-_HINT_SCAN = 200_000  # characters of each stream looked at
-
-
 def sandbox_hint(result: BashResult) -> str | None:
     """Why a sandboxed command that failed may have failed because of the sandbox, and what to do."""
     if result.sandbox is None:
         return None
-    seen = result.stderr[-_HINT_SCAN:] + "\n" + result.stdout[-_HINT_SCAN:]
-    if any(sign in seen for sign in _READ_ONLY_SIGNS):
+    found = sandbox_failure(result.stdout, result.stderr)
+    if found == "write":
         where = ("nothing is writable for a command judged read-only" if result.sandbox == "read-only"
                  else "only the working directories and $TMPDIR are writable, and tools' config folders never are")
         return f"the OS sandbox made the write fail: {where}; if the command must write there, {FIX_HINT}"
-    if any(sign in seen for sign in _NETWORK_SIGNS):
+    if found == "network":
         return (f"the OS sandbox has no network (or only the domains the settings allow, through HTTP_PROXY); "
                 f"if the command needs the network, {FIX_HINT}")
     return None

@@ -23,6 +23,18 @@ from nbtoolsched.speculation import Speculation, agent_loop, speculate
 SECRET = "TOPSECRET-91c2"
 
 
+@pytest.fixture(autouse=True, params=["paths", "kernel"])
+def overlay_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, _judged_by_the_parse: None) -> str:
+    """Every attack on both overlays: Claude Code's path rewriting (no sandbox for
+    commands, as on a machine without bubblewrap) and the kernel overlay."""
+    if request.param == "kernel":
+        from tests.sandbox.conftest import require_sandbox
+
+        monkeypatch.delenv("NBTOOLSCHED_SANDBOX", raising=False)
+        require_sandbox()
+    return str(request.param)
+
+
 def tree_snapshot(root: Path) -> dict[str, tuple[Any, ...]]:
     """Every entry under ``root``: kind, mode, and the bytes or the link target."""
     out: dict[str, tuple[Any, ...]] = {}

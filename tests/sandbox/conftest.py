@@ -27,6 +27,11 @@ def _sandbox_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """The sandbox as users get it: on by default, the real bubblewrap, a fresh probe."""
     for name in ("NBTOOLSCHED_SANDBOX", "NBTOOLSCHED_BWRAP"):
         monkeypatch.delenv(name, raising=False)
+    require_sandbox()
+
+
+def require_sandbox() -> None:
+    """Fail (CI) or skip (elsewhere, saying why) where bubblewrap cannot start."""
     found = availability()
     if not found.ok:
         message = f"the OS sandbox cannot start here: {found.reason} ({found.fix})"

@@ -37,6 +37,14 @@ def make_registry() -> nts.ToolRegistry:
     return registry
 
 
+@pytest.fixture(autouse=True)
+def _path_rewriting(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's path-rewriting overlay: what a speculation uses where the OS sandbox
+    cannot start (NBTOOLSCHED_SANDBOX=off here). test_kernel_overlay.py tests the other."""
+    if request.node.get_closest_marker("kernel_overlay") is None:
+        monkeypatch.setenv("NBTOOLSCHED_SANDBOX", "off")
+
+
 # -- workspace --------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ unlike ``rg --glob``, a pattern never brings an ignored file back.
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,7 +21,7 @@ from ._globs import GlobSyntaxError, path_matcher
 from ._paths import display, missing_path_message, resolve
 from ._protected import drop_protected, protected_filter
 from ._ripgrep import SearchTimeout
-from ._search import Engine, EngineChoice, SearchError, pick_engine
+from ._search import Engine, EngineChoice, SearchError, engine_in, pick_engine
 
 __all__ = ["GlobTool", "GlobInput", "MAX_GLOB_RESULTS"]
 
@@ -88,17 +89,19 @@ class GlobTool(ReadOnlyTool[GlobInput], PathTool[GlobInput]):
             root, pattern = split_pattern(self._base(input, ctx), input.pattern)
         except GlobSyntaxError as err:
             return ToolOutput(f"Glob could not use the pattern {input.pattern!r}: {err}", is_error=True)
-        if not os.path.isdir(root):
+        seen = ctx.overlay.merged_path(root) if ctx.overlay is not None else root  # a speculation's overlay
+        if seen is None or not os.path.isdir(seen):
             return ToolOutput(missing_path_message(root, ctx.cwd, "Directory"), is_error=True)
         try:
             rule = path_matcher(pattern)
-            found = await self.engine.list_files(root, ctx.abort)
+            async with engine_in(self.engine, ctx.overlay) as engine:
+                found = await engine.list_files(root, ctx.abort)
         except (GlobSyntaxError, SearchError) as err:
             return ToolOutput(f"Glob could not use the pattern {input.pattern!r}: {err}", is_error=True)
         except SearchTimeout as err:
             return ToolOutput(f"{err}. Glob a narrower path.", is_error=True)
         matched = drop_protected(root, [rel for rel in found if rule.matches(rel, False)], protected_filter(self, root, ctx))
-        paths = newest_first(root, matched)
+        paths = newest_first(root, matched, ctx.overlay.merged_path if ctx.overlay is not None else None)
         shown = [display(p, ctx.cwd) for p in paths[:MAX_GLOB_RESULTS]]
         data = {"filenames": shown, "num_files": len(paths), "truncated": len(paths) > MAX_GLOB_RESULTS}
         return ToolOutput(data, content=_render(shown, len(paths)))
@@ -126,13 +129,14 @@ def split_pattern(root: str, pattern: str) -> tuple[str, str]:
     return base, "/" + "/".join(parts[static:])
 
 
-def newest_first(root: str, rel_paths: list[str]) -> list[str]:
-    """Absolute paths, newest modification first; ties by path, so the order is stable."""
+def newest_first(root: str, rel_paths: list[str], where: Callable[[str], str | None] | None = None) -> list[str]:
+    """Absolute paths, newest modification first; ties by path, so the order is stable.
+    ``where``: where a path is to be looked at (a speculation's overlay)."""
     stamped = []
     for rel in rel_paths:
         path = os.path.join(root, rel)
         try:
-            mtime = os.stat(path).st_mtime_ns
+            mtime = os.stat((where(path) if where is not None else path) or path).st_mtime_ns
         except OSError:
             continue  # deleted since the walk
         stamped.append((-mtime, path))

@@ -22,7 +22,7 @@ from ._globs import split_glob_argument
 from ._paths import display, missing_path_message
 from ._protected import drop_protected, protected_filter
 from ._ripgrep import SearchTimeout
-from ._search import MAX_COLUMNS, Engine, EngineChoice, FileHits, LineSink, Row, SearchError, SearchSpec, pick_engine
+from ._search import MAX_COLUMNS, Engine, EngineChoice, FileHits, LineSink, Row, SearchError, SearchSpec, engine_in, pick_engine
 from ._glob import newest_first
 
 __all__ = ["GrepTool", "GrepInput", "MAX_COLUMNS"]
@@ -85,7 +85,8 @@ class GrepTool(ReadOnlyTool[GrepInput], PathTool[GrepInput]):
             grouped = bool(spec.before or spec.after)
             sink = LineSink(input.offset, input.head_limit or MAX_CONTENT_LINES, grouped, _relative(spec.root, hidden))
         try:
-            found = await self.engine.search(spec, ctx.abort, sink)
+            async with engine_in(self.engine, ctx.overlay) as engine:  # a speculation's overlay: inside it
+                found = await engine.search(spec, ctx.abort, sink)
         except SearchError as err:
             return ToolOutput(f"Grep could not run the pattern {input.pattern!r}: {err}", is_error=True)
         except SearchTimeout as err:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Literal, Protocol, Sequence, TypeVar
+from typing import Any, AsyncIterator, Callable, Iterable, Iterator, Literal, Protocol, Sequence, TypeVar
 
 from ...tool._abort import AbortSignal
 from ._globs import GlobSyntaxError
@@ -151,6 +152,21 @@ class Engine(Protocol):
         ...
 
 
+@contextlib.asynccontextmanager
+async def engine_in(engine: "Engine", overlay: Any) -> AsyncIterator["Engine"]:
+    """``engine``, or, in a speculation's kernel overlay (``ctx.overlay``), ripgrep running
+    inside the mounted overlay, so a search sees what the speculation's commands made."""
+    if overlay is None:
+        yield engine
+        return
+    binary = find_rg()
+    if binary is None:
+        raise SearchError("a speculation's kernel overlay is searched with ripgrep, and no ripgrep binary was found")
+    base = engine if isinstance(engine, RipgrepEngine) else RipgrepEngine(binary, getattr(engine, "timeout", 60.0))
+    async with overlay.held():
+        yield base.inside(overlay.enter_at)
+
+
 def pick_engine(choice: "EngineChoice | Engine", timeout: float = 60.0) -> "Engine":
     """ripgrep when asked or (for "auto") when found; the Python engine otherwise."""
     if not isinstance(choice, str):
@@ -167,20 +183,31 @@ def pick_engine(choice: "EngineChoice | Engine", timeout: float = 60.0) -> "Engi
 class RipgrepEngine:
     name = "rg"
 
-    def __init__(self, binary: str, timeout: float = 60.0) -> None:
+    def __init__(self, binary: str, timeout: float = 60.0, enter: Callable[[str], list[str]] | None = None) -> None:
         self.binary = binary
         self.timeout = timeout
+        self.enter = enter  # the prefix that runs rg in a mount namespace, at a folder (a speculation's overlay)
+
+    def inside(self, enter: Callable[[str], list[str]]) -> "RipgrepEngine":
+        """The same engine, running rg behind ``enter(folder)`` (e.g. nsenter into an overlay)."""
+        return RipgrepEngine(self.binary, self.timeout, enter)
+
+    def _argv(self, args: list[str], root: str) -> tuple[str, list[str]]:
+        if self.enter is None:
+            return self.binary, args
+        prefix = self.enter(root)
+        return prefix[0], [*prefix[1:], self.binary, *args]
 
     async def search(self, spec: SearchSpec, abort: AbortSignal, sink: LineSink | None = None) -> Results:
         if spec.mode == "files_with_matches":
-            run = await run_rg(self.binary, self._args(spec, False), spec.root, abort, self.timeout)
+            run = await run_rg(*self._argv(self._args(spec, False), spec.root), spec.root, abort, self.timeout)
             if run.returncode not in (0, 1) and not run.stdout:
                 raise SearchError(_rg_error(run))
             return {path: FileHits(1) for path in _null_separated(run.stdout)}
         by_line = spec.mode == "content" or spec.multiline  # count mode too, for multi-line matches
         reader = _RgReader(by_line, sink if spec.mode == "content" else None, spec.root, spec.file)
         splitter = LineSplitter(reader.line)
-        status = await stream_rg(self.binary, self._args(spec, by_line), spec.root, abort, self.timeout, splitter.feed)
+        status = await stream_rg(*self._argv(self._args(spec, by_line), spec.root), spec.root, abort, self.timeout, splitter.feed)
         if status.returncode is not None:
             splitter.finish()
         if status.returncode not in (None, 0, 1) and not reader.lines:
@@ -188,7 +215,7 @@ class RipgrepEngine:
         return reader.results
 
     async def list_files(self, root: str, abort: AbortSignal) -> list[str]:
-        run = await run_rg(self.binary, [*BASE_FLAGS, "--files", "--null", *VCS_GLOBS, "--", "."], root, abort, self.timeout)
+        run = await run_rg(*self._argv([*BASE_FLAGS, "--files", "--null", *VCS_GLOBS, "--", "."], root), root, abort, self.timeout)
         if run.returncode not in (0, 1) and not run.stdout:
             raise SearchError(_rg_error(run))
         return _null_separated(run.stdout)
