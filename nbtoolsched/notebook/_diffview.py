@@ -79,6 +79,7 @@ class DiffView(widgets.VBox):
         self.record = Record(self, self.text)
         self.style_html = widgets.HTML(PANEL_CSS + GONE_HTML)
         self.header = widgets.HTML()
+        self.commands = widgets.HTML()  # the shell commands it ran, with what they printed
         self.files = widgets.HTML()
         self.accept_button = widgets.Button(description="Accept", icon="check", disabled=True,
                                             tooltip="copy these changes into the project (and the transcript)")
@@ -90,7 +91,8 @@ class DiffView(widgets.VBox):
         self.accept_button.on_click(lambda _b: self._handoff(self._decide, "accept"))
         self.reject_button.on_click(lambda _b: self._handoff(self._decide, "reject"))
         follow_frontend_routing(self.accept_button, self.reject_button)
-        super().__init__([self.style_html, self.header, self.files, widgets.HBox([self.accept_button, self.reject_button])],
+        super().__init__([self.style_html, self.header, self.commands, self.files,
+                          widgets.HBox([self.accept_button, self.reject_button])],
                          layout=widgets.Layout(border=f"1px solid {BORDER}", padding="4px"))
         self.add_class("nts-panel")
         self.add_class("nts-diff-view")
@@ -108,6 +110,9 @@ class DiffView(widgets.VBox):
             self._changes = self._read_changes()
         with self.header.hold_sync():
             self.header.value = self._header_html()
+        shown = _commands_html(commands_run(spec))
+        if self.commands.value != shown:
+            self.commands.value = shown
         if self._changes is not None:
             self.files.value = "".join(_file_html(c) for c in self._changes) or f'<i style="color:{FG2}">no files would change</i>'
         self.accept_button.disabled = self.status != "ready" or not self._changes
@@ -137,6 +142,9 @@ class DiffView(widgets.VBox):
 
     def _header_html(self) -> str:
         spec = self.speculation
+        overlay = getattr(spec, "overlay_kind", None)
+        where = (f'<div class="nts-spec-overlay" style="color:{FG2}">overlay: {html.escape(overlay)} · '
+                 f'{html.escape(getattr(spec, "overlay_note", ""))}</div>') if overlay else ""
         counts = ""
         if self._changes is not None:
             counts = f" · {len(self._changes)} file{'s' if len(self._changes) != 1 else ''}"
@@ -147,11 +155,11 @@ class DiffView(widgets.VBox):
         why = explain_boundary(spec.boundary, self.mode) if spec.done or spec.boundary is not None else "running…"
         return (f'<div style="font-size:12px;color:{FG}"><b>speculation</b> {html.escape(repr(spec.suggestion))}{counts} · '
                 f'<span class="nts-spec-status">{self.status}</span>{note}'
-                f'<div class="nts-spec-why" style="color:{FG}">{html.escape(why)}</div>{words}</div>')
+                f'<div class="nts-spec-why" style="color:{FG}">{html.escape(why)}</div>{where}{words}</div>')
 
     def _record_html(self) -> str:
         return (f'<div class="nts-record nts-diff-record" style="font-size:12px;color:{FG};border:1px solid {BORDER};padding:4px">'
-                f'{self._header_html()}{self.files.value}</div>')
+                f'{self._header_html()}{self.commands.value}{self.files.value}</div>')
 
     # -- decisions (loop thread) -------------------------------------------------------------------------
     def _decide(self, what: str) -> None:
@@ -190,6 +198,8 @@ class DiffView(widgets.VBox):
         said = self.final_text()
         if said:
             head += f"\n  model: {said[:300]}"
+        for command, output, failed in commands_run(self.speculation):
+            head += f"\n  $ {command}" + (" (failed)" if failed else "") + "".join(f"\n    {line}" for line in output.splitlines()[:12])
         if self._changes is None:
             return head
         parts = [head] + [f"{c.kind} {c.path}" + (f" ({c.detail})" if getattr(c, "detail", "") else "") + f"\n{c.diff}".rstrip()
@@ -201,6 +211,43 @@ class DiffView(widgets.VBox):
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(self.text())
+
+
+_SHOWN_LINES = 20
+
+
+def commands_run(speculation: Any) -> list[tuple[str, str, bool]]:
+    """(command, what it printed, failed) for each shell command the speculation ran."""
+    asked: dict[str, str] = {}
+    found: list[tuple[str, str, bool]] = []
+    for message in list(getattr(speculation, "transcript", [])):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and block.get("name") in ("Bash", "PowerShell"):
+                asked[str(block.get("id"))] = str((block.get("input") or {}).get("command", ""))
+            elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in asked:
+                body = block.get("content")
+                text = body if isinstance(body, str) else "\n".join(
+                    str(b.get("text", "")) for b in body or [] if isinstance(b, dict))
+                found.append((asked[str(block.get("tool_use_id"))], text, bool(block.get("is_error"))))
+    return found
+
+
+def _commands_html(commands: list[tuple[str, str, bool]]) -> str:
+    if not commands:
+        return ""
+    parts = []
+    for command, output, failed in commands:
+        lines = output.splitlines()
+        shown = "\n".join(lines[:_SHOWN_LINES]) + (f"\n… {len(lines) - _SHOWN_LINES} more lines" if len(lines) > _SHOWN_LINES else "")
+        mark = f' <span style="color:{STATE_LABELS["error"][1]}">failed</span>' if failed else ""
+        parts.append(f'<div class="nts-spec-command" style="font-size:12px;margin-top:4px;color:{FG}"><code>$ {html.escape(command[:300])}</code>'
+                     f'{mark}<pre style="margin:2px 0 0 0;max-height:12em;overflow:auto;color:{FG2}">{html.escape(shown)}</pre></div>')
+    return "".join(parts)
 
 
 def _file_html(change: Any) -> str:

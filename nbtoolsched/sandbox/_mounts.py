@@ -19,7 +19,7 @@ import os
 import stat
 import tempfile
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from ._places import Budget, Watches, find_places, release_placeholders, settle
 from ._policy import PathSet, SandboxPolicy
@@ -198,6 +198,23 @@ def _search(root: str, item: PathSet, budget: Budget, plan: MountPlan) -> list[s
     if item.matches(root):
         return [root]
     found: list[str] = []
+    try:
+        for entry in _walk(root, budget, lambda e: not item.matches(e.path) and item.may_match_within(e.path)):
+            if item.matches(entry.path):
+                found.append(entry.path)
+    except _OutOfBudget:
+        plan.incomplete.append(f"{item.text}: the search under {root} stopped after {MAX_WALK} entries, "
+                               "so paths it protects there may be readable")
+    return found
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+def _walk(root: str, budget: Budget, descend: Callable[[os.DirEntry[str]], bool]) -> Iterator[os.DirEntry[str]]:
+    """Every entry under ``root`` (folders entered when ``descend`` says so, never through a
+    link); ``_OutOfBudget`` once the budget is spent."""
     pending = [root]
     while pending:
         folder = pending.pop()
@@ -207,14 +224,10 @@ def _search(root: str, item: PathSet, budget: Budget, plan: MountPlan) -> list[s
             continue
         for entry in entries:
             if not budget.take():
-                plan.incomplete.append(f"{item.text}: the search under {root} stopped after {MAX_WALK} entries, "
-                                       "so paths it protects there may be readable")
-                return found
-            if item.matches(entry.path):
-                found.append(entry.path)
-            elif entry.is_dir(follow_symlinks=False) and item.may_match_within(entry.path):
+                raise _OutOfBudget
+            yield entry
+            if entry.is_dir(follow_symlinks=False) and descend(entry):
                 pending.append(entry.path)
-    return found
 
 
 def _hard_links(masked: set[str], roots: Iterable[str], plan: MountPlan) -> set[str]:
@@ -231,28 +244,20 @@ def _hard_links(masked: set[str], roots: Iterable[str], plan: MountPlan) -> set[
         return set()
     found: set[str] = set()
     budget = Budget(MAX_WALK)
-    for root in _outermost(_existing_dirs(roots)):
-        pending = [root]
-        while pending:
-            folder = pending.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                if not budget.take():
-                    plan.incomplete.append(f"the search for other hard links to {', '.join(sorted(wanted.values()))} "
-                                           f"stopped after {MAX_WALK} entries")
-                    return found
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append(entry.path)
-                elif entry.is_file(follow_symlinks=False):
-                    try:
-                        info = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    if info.st_nlink > 1 and (info.st_dev, info.st_ino) in wanted and entry.path not in masked:
-                        found.add(entry.path)
+    try:
+        for root in _outermost(_existing_dirs(roots)):
+            for entry in _walk(root, budget, lambda e: True):
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if info.st_nlink > 1 and (info.st_dev, info.st_ino) in wanted and entry.path not in masked:
+                    found.add(entry.path)
+    except _OutOfBudget:
+        plan.incomplete.append(f"the search for other hard links to {', '.join(sorted(wanted.values()))} "
+                               f"stopped after {MAX_WALK} entries")
     return found
 
 
