@@ -168,7 +168,7 @@ class KernelOverlay:
                     return upper, True
                 if not stat.S_ISDIR(here.st_mode):
                     return None, False
-                if lower_seen and upper_opaque(upper):
+                if lower_seen and upper_opaque(upper, self.root):
                     lower_seen = False
                 continue
             below = _lstat(lower) if lower_seen else None
@@ -192,16 +192,18 @@ class KernelOverlay:
         return [*self.enter_argv(), "/bin/sh", "-c", 'cd "$0" && exec "$@"', folder]
 
     def upper_size(self, limit: int) -> int:
-        """Bytes in the upper folder, counting stops once past ``limit``."""
+        """Bytes the overlay holds (the upper folder and the commands' temp folder, files at
+        their apparent size: accept writes a sparse file out in full), counting stops past ``limit``."""
         total = 0
-        for dirpath, _, filenames in os.walk(self.upper):
-            for name in filenames:
-                try:
-                    total += os.lstat(os.path.join(dirpath, name)).st_size
-                except OSError:
-                    continue
-                if total > limit:
-                    return total
+        for folder in (self.upper, self.tmp_dir):
+            for dirpath, _, filenames in os.walk(folder):
+                for name in filenames:
+                    try:
+                        total += os.lstat(os.path.join(dirpath, name)).st_size
+                    except OSError:
+                        continue
+                    if total > limit:
+                        return total
         return total
 
 
@@ -219,8 +221,11 @@ class UpperEntry:
     redirected: bool = False  # a redirect xattr: a renamed folder the mount options should have prevented
 
 
-def upper_entries(upper: str) -> Iterator[UpperEntry]:
-    """Every entry, parents before children (a whiteout's or a file's children: none)."""
+def upper_entries(upper: str, *, root: bool = True) -> Iterator[UpperEntry]:
+    """Every entry, parents before children (a whiteout's or a file's children: none).
+    ``root``: the mount was made as root (``trusted.overlay.*`` marks) or in a user
+    namespace (``user.overlay.*``): only the namespace the kernel reads counts, so a
+    command cannot fake an opaque folder with the other."""
     pending = [""]
     while pending:
         folder = pending.pop(0)
@@ -236,8 +241,8 @@ def upper_entries(upper: str) -> Iterator[UpperEntry]:
             if stat.S_ISCHR(info.st_mode) and info.st_rdev == 0:
                 yield UpperEntry(rel, "whiteout")
             elif stat.S_ISDIR(info.st_mode):
-                kind: EntryKind = "opaque_dir" if upper_opaque(path) else "dir"
-                yield UpperEntry(rel, kind, mode, redirected=_xattr(path, REDIRECT_XATTRS) is not None)
+                kind: EntryKind = "opaque_dir" if upper_opaque(path, root) else "dir"
+                yield UpperEntry(rel, kind, mode, redirected=_xattr(path, _names(REDIRECT_XATTRS, root)) is not None)
                 pending.append(rel)
             elif stat.S_ISREG(info.st_mode):
                 yield UpperEntry(rel, "file", mode)
@@ -254,9 +259,14 @@ def _lstat(path: str) -> os.stat_result | None:
         return None
 
 
-def upper_opaque(path: str) -> bool:
-    """Does this upper folder hide the real folder's contents (overlayfs's opaque mark)?"""
-    return _xattr(path, OPAQUE_XATTRS) == b"y"
+def upper_opaque(path: str, root: bool) -> bool:
+    """Does this upper folder hide the real folder's contents (overlayfs's opaque mark, in
+    the namespace the mount reads: trusted.* as root, user.* with userxattr)?"""
+    return _xattr(path, _names(OPAQUE_XATTRS, root)) == b"y"
+
+
+def _names(names: tuple[str, ...], root: bool) -> tuple[str, ...]:
+    return tuple(n for n in names if n.startswith("trusted." if root else "user."))
 
 
 def _xattr(path: str, names: tuple[str, ...]) -> bytes | None:

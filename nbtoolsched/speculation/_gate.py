@@ -197,6 +197,9 @@ class SpeculationGate:
         verdict = await self._consult(request, None, for_write=True, path=path)
         if not verdict.allowed:
             return verdict
+        resolved = await self._judge_resolved(request, key, rel, for_write=True, path=path)
+        if resolved is not None:
+            return resolved
         first = not self.overlay.is_written(rel)
         try:
             target = self.overlay.prepare_write(rel)
@@ -237,7 +240,26 @@ class SpeculationGate:
             stopped = self._acts_outside(request.tool, moved)
             if stopped is not None:
                 return stopped
+        resolved = await self._judge_resolved(request, key, rel, for_write=False, path=path)
+        if resolved is not None:
+            return resolved
         return await self._consult(request, {**request.input, key: target}, for_write=False)
+
+    async def _judge_resolved(self, request: PermissionRequest, key: str, rel: str, *, for_write: bool,
+                              path: str) -> Decision | None:
+        """In a kernel overlay a link the speculation made can lead a path somewhere the
+        real tree does not say (``ln -s secret.env s.txt``): the session's rules judge the
+        path it resolves to as well. None when that path is the one already judged, or allowed."""
+        if not self.kernel:
+            return None
+        resolved = self.overlay.real_path(rel)
+        if os.path.normpath(request.ctx.resolve_path(path)) == resolved:
+            return None
+        parsed = request.parsed
+        moved_parsed = parsed.model_copy(update={key: resolved}) if hasattr(parsed, "model_copy") else {**parsed, key: resolved}
+        moved = dataclasses.replace(request, input={**request.input, key: resolved}, parsed=moved_parsed)
+        verdict = await self._consult(moved, None, for_write=for_write, path=path)
+        return None if verdict.allowed else verdict
 
     def _acts_outside(self, tool: Tool, parsed: Any) -> Decision | None:
         """The boundary when the path the tool says it acts on (a Glob pattern can move
@@ -364,7 +386,10 @@ class SpeculationGate:
             seen = self.preview(input)
             if seen is None:  # an escaping path: the permission step stops the run on it
                 return Validation.OK
-            return await original(seen, ctx)
+            verdict = await original(seen, ctx)
+            if not verdict.ok and self.kernel and verdict.message:  # the model never sees the overlay's own paths
+                return dataclasses.replace(verdict, message=self.overlay.to_real(verdict.message))
+            return verdict
 
         async def call_in_view(input: Any, ctx: ToolContext) -> Any:
             out = await file_call(input, ctx)
@@ -378,6 +403,10 @@ class SpeculationGate:
 
     def _after_shell(self, name: str, input: Any, out: Any) -> None:
         """The boundary a finished command in the kernel overlay reached, if any."""
+        over = self.budget.exceeded(self.overlay) if self.budget is not None else None
+        if over is not None:  # the last command of a run must not slip past the budget
+            self.record("budget", name, over)
+            return
         data = getattr(out, "data", None)
         if getattr(data, "sandbox", None) is None or not getattr(out, "is_error", False):
             return

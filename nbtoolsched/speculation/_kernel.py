@@ -26,6 +26,7 @@ import os
 import shutil
 import stat
 import tempfile
+import uuid
 from dataclasses import dataclass
 
 from ..sandbox._overlay import KernelOverlay, StatEntry, UpperEntry, now_entry, stat_manifest, upper_entries
@@ -188,13 +189,7 @@ class KernelView:
         return [p.change for p in self._plan() if p.change is not None]
 
     def _plan(self) -> list[_Planned]:
-        planned: list[_Planned] = []
-        hidden: list[str] = []  # under a whiteout or an opaque folder: the real entries go
-        for entry in upper_entries(self.mount.upper):
-            planned.append(_Planned(entry, self._change(entry)))
-            if entry.kind in ("whiteout", "opaque_dir"):
-                hidden.append(entry.rel)
-        return planned
+        return [_Planned(entry, self._change(entry)) for entry in upper_entries(self.mount.upper, root=self.mount.root)]
 
     def _change(self, entry: UpperEntry) -> FileChange | None:
         rel, real = entry.rel, self.manifest.get(entry.rel)
@@ -224,20 +219,21 @@ class KernelView:
         if entry.kind == "other":
             return FileChange(rel, "created", "", binary=True, detail="a special file (not applied)")
         new = _read(upper)
+        special = _special_bits(entry.mode)
         if real is None:
             diff, binary = unified_diff(rel, None, new)
-            return FileChange(rel, "created", diff, binary, detail=_cache_note(rel))
+            return FileChange(rel, "created", diff, binary, detail="; ".join(filter(None, (_cache_note(rel), special))))
         if real.kind != "file":
             diff, binary = unified_diff(rel, None, new)
             return FileChange(rel, "replaced", diff, binary, detail=f"{real.kind} replaced by a file")
         old = _read(lower)
-        if old == new:
+        if _same_bytes(lower, upper):
             if real.mode != entry.mode:
-                return FileChange(rel, "mode_changed", "", detail=f"mode {real.mode:04o} → {entry.mode:04o}")
+                return FileChange(rel, "mode_changed", "", detail="; ".join(filter(None, (f"mode {real.mode:04o} → {entry.mode:04o}", special))))
             return None  # copied up (a touch, an open for writing) and left the same
         diff, binary = unified_diff(rel, old, new)
-        mode = f"; mode {real.mode:04o} → {entry.mode:04o}" if real.mode != entry.mode else ""
-        return FileChange(rel, "modified", diff, binary, detail=(_cache_note(rel) + mode).strip("; "))
+        mode = f"mode {real.mode:04o} → {entry.mode:04o}" if real.mode != entry.mode else ""
+        return FileChange(rel, "modified", diff, binary, detail="; ".join(filter(None, (_cache_note(rel), mode, special))))
 
     def protected(self) -> list[str]:
         """Changed paths in a place programs run from (.git/hooks, .claude/, .vscode/...)."""
@@ -256,11 +252,14 @@ class KernelView:
         return out
 
     def _touched(self, entry: UpperEntry) -> list[str]:
-        """The real paths applying ``entry`` changes: itself, and all under a folder it removes."""
+        """The real paths applying ``entry`` changes: itself, and, when it removes a real
+        folder (a deletion, an opaque folder, a file or link in its place), everything that
+        was in it and everything that is in it now."""
         paths = [entry.rel]
-        if entry.kind in ("whiteout", "opaque_dir") and (self.manifest.get(entry.rel) or _NO).kind == "dir":
+        if entry.kind != "dir" and (self.manifest.get(entry.rel) or _NO).kind == "dir":
             prefix = entry.rel + os.sep
             paths += [rel for rel in self.manifest if rel.startswith(prefix)]
+            paths += [rel for rel in _listing(self.cwd, entry.rel) if rel not in self.manifest]
         return paths
 
     def _conflict(self, rel: str) -> str | None:
@@ -284,27 +283,41 @@ class KernelView:
         return None
 
     # -- accept / reject ----------------------------------------------------------------------
-    def apply(self, *, allow_protected: bool = False) -> list[FileChange]:
-        """Check, then apply the upper folder to the real tree, one step per entry.
+    def apply(self, *, allow_protected: bool = False, max_bytes: int | None = None) -> list[FileChange]:
+        """Check, then apply the upper folder to the real tree, all or nothing.
 
         Raises ``OverlayConflict`` (nothing applied) when a path changed on disk since the
-        start, or when a change lands in a place programs run from and ``allow_protected``
+        start, when the overlay holds more than ``max_bytes`` (a sparse file is written out
+        in full), or when a change lands in a place programs run from and ``allow_protected``
         is not given (the sandbox kept commands out of the existing ones; a new
-        ``.vscode/tasks.json`` would run later)."""
+        ``.vscode/tasks.json`` would run later). Every file and link is first written beside
+        its target under a temporary name; only then do the renames and removals run, and a
+        failure undoes the ones made. Set-user-ID, set-group-ID and sticky bits are not carried
+        over (``changes()`` names them)."""
         changes = self.changes()
         conflicts = self.conflicts()
+        if max_bytes is not None:
+            held = self.mount.upper_size(max_bytes)
+            if held > max_bytes:
+                conflicts.append(Conflict(".", f"the overlay holds more than {max_bytes} bytes, its size budget"))
         if not allow_protected:
             conflicts += [Conflict(p, "it is a place programs run from (pass allow_protected=True after reading it)")
                           for p in self.protected()]
         if conflicts:
             raise OverlayConflict(conflicts)
+        entries = [p.entry for p in self._plan() if p.change is not None or p.entry.kind == "dir"]
+        staged = _Staging(self.cwd, self.mount.upper)
         try:
-            for planned in self._plan():
-                if planned.change is not None or planned.entry.kind == "dir":
-                    _apply_entry(self.cwd, self.mount.upper, planned.entry)
+            for entry in entries:
+                staged.prepare(entry)
         except OSError as err:
-            raise OverlayConflict([Conflict(getattr(err, "filename", "") or "?", f"it could not be applied ({err.strerror or err})")],
-                                  applied=[c.path for c in changes]) from None
+            staged.abandon()
+            raise OverlayConflict([Conflict(_name_of(err), f"it could not be prepared ({err.strerror or err}); nothing was applied")]) from None
+        try:
+            staged.commit()
+        except OSError as err:
+            stuck = staged.roll_back()
+            raise OverlayConflict([Conflict(_name_of(err), f"it could not be applied ({err.strerror or err})")], applied=stuck) from None
         return changes
 
     def discard(self) -> None:
@@ -331,6 +344,40 @@ def _cache_note(rel: str) -> str:
     return "a cache" if any(part in CACHE_NAMES for part in rel.split(os.sep)) else ""
 
 
+def _listing(root: str, rel: str) -> list[str]:
+    """Every path now under ``root/rel`` (relative to root), never through a link."""
+    found: list[str] = []
+    pending = [rel]
+    while pending and len(found) < 100_000:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(os.path.join(root, folder)))
+        except OSError:
+            continue
+        for entry in entries:
+            sub = os.path.join(folder, entry.name)
+            found.append(sub)
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(sub)
+    return found
+
+
+def _same_bytes(a: str, b: str) -> bool:
+    """Do two regular files hold the same bytes (compared in full, not just the diff's cut)?"""
+    try:
+        if os.stat(a).st_size != os.stat(b).st_size:
+            return False
+        with open(a, "rb") as first, open(b, "rb") as second:
+            while True:
+                one, two = first.read(1 << 20), second.read(1 << 20)
+                if one != two:
+                    return False
+                if not one:
+                    return True
+    except OSError:
+        return False
+
+
 def _read(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:
@@ -340,55 +387,149 @@ def _read(path: str) -> bytes | None:
     return data if len(data) <= _MAX_DIFF_BYTES else data[:_MAX_DIFF_BYTES]
 
 
-def _apply_entry(root: str, upper: str, entry: UpperEntry) -> None:
-    """Make the real ``root/entry.rel`` what the upper folder holds, never through a link:
-    the parent is opened component by component with O_NOFOLLOW."""
-    parent_rel, name = os.path.split(entry.rel)
-    fd = _open_parent(root, parent_rel)
-    try:
-        current = _lstat_at(fd, name)
-        if entry.kind == "whiteout":
-            _remove_at(fd, name, current)
-            return
-        source = os.path.join(upper, entry.rel)
+_SPECIAL = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
+
+
+def _special_bits(mode: int) -> str:
+    found = [name for bit, name in ((stat.S_ISUID, "set-user-ID"), (stat.S_ISGID, "set-group-ID"), (stat.S_ISVTX, "sticky"))
+             if mode & bit]
+    return f"{', '.join(found)} bit not applied" if found else ""
+
+
+def _name_of(err: OSError) -> str:
+    return str(getattr(err, "filename", "") or "?")
+
+
+class _Staging:
+    """Accept in two steps: write every file and link into one staging folder at the top of
+    the tree (the same file system, so a rename moves it into place), then, entry by entry,
+    set aside what is replaced and rename the new one in; a failure puts back what was set
+    aside. Never through a link: each parent is opened component by component with O_NOFOLLOW."""
+
+    def __init__(self, root: str, upper: str) -> None:
+        self.root, self.upper = root, upper
+        self.stage = f".nbts-stage-{uuid.uuid4().hex[:12]}"
+        self.staged: dict[str, str] = {}  # rel -> its name in the staging folder
+        self.steps: list[tuple[str, UpperEntry]] = []  # ("remove"|"dir"|"place", entry), parents first
+        self.done: list[tuple[str, str, str | None]] = []  # (what, rel, the name set aside) for the undo
+        self._stage_fd: int | None = None
+
+    def _stage_dir(self) -> int:
+        if self._stage_fd is None:
+            root = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                os.mkdir(self.stage, 0o700, dir_fd=root)
+                self._stage_fd = os.open(self.stage, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root)
+            finally:
+                os.close(root)
+        return self._stage_fd
+
+    def prepare(self, entry: UpperEntry) -> None:
         if entry.kind in ("dir", "opaque_dir"):
-            if current is not None and (not stat.S_ISDIR(current.st_mode) or entry.kind == "opaque_dir"):
-                _remove_at(fd, name, current)
-                current = None
-            if current is None:
-                os.mkdir(name, entry.mode or 0o755, dir_fd=fd)
-            if current is None or stat.S_IMODE(current.st_mode) != entry.mode:
-                os.chmod(name, entry.mode, dir_fd=fd)  # mkdir's mode passes the umask
+            self.steps.append(("dir", entry))
             return
-        temp = f".{name}.nbtoolsched-accept-{os.getpid()}"
+        if entry.kind == "whiteout":
+            self.steps.append(("remove", entry))
+            return
+        if entry.kind not in ("file", "symlink"):
+            return  # a special file: not applied (changes() says so)
+        fd, temp = self._stage_dir(), uuid.uuid4().hex
         if entry.kind == "symlink":
             os.symlink(entry.target, temp, dir_fd=fd)
-        elif entry.kind == "file":
+        else:
+            source = os.path.join(self.upper, entry.rel)
             with open(source, "rb") as src:
-                out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, entry.mode, dir_fd=fd)
+                out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=fd)
                 with os.fdopen(out, "wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
-            os.chmod(temp, entry.mode, dir_fd=fd)
+            os.chmod(temp, entry.mode & ~_SPECIAL & 0o7777, dir_fd=fd)
             info = os.stat(source)
             os.utime(temp, ns=(info.st_atime_ns, info.st_mtime_ns), dir_fd=fd)
-        else:
-            return  # a special file: not applied (changes() says so)
-        if current is not None and stat.S_ISDIR(current.st_mode):
-            _remove_at(fd, name, current)
-        os.rename(temp, name, src_dir_fd=fd, dst_dir_fd=fd)
-    finally:
-        os.close(fd)
+        self.staged[entry.rel] = temp
+        self.steps.append(("place", entry))
 
+    def _parent(self, rel: str) -> int:
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        for part in [p for p in rel.split(os.sep) if p]:
+            try:
+                child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            finally:
+                os.close(fd)
+            fd = child
+        return fd
 
-def _open_parent(root: str, rel: str) -> int:
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    for part in [p for p in rel.split(os.sep) if p]:
+    def commit(self) -> None:
+        for step, entry in self.steps:
+            parent_rel, name = os.path.split(entry.rel)
+            fd = self._parent(parent_rel)
+            try:
+                current = _lstat_at(fd, name)
+                if step == "remove":
+                    self._set_aside(fd, name, entry.rel, current)
+                elif step == "dir":
+                    if current is not None and (not stat.S_ISDIR(current.st_mode) or entry.kind == "opaque_dir"):
+                        self._set_aside(fd, name, entry.rel, current)
+                        current = None
+                    if current is None:
+                        os.mkdir(name, 0o700, dir_fd=fd)
+                        self.done.append(("made", entry.rel, None))
+                    os.chmod(name, entry.mode & 0o777, dir_fd=fd)
+                else:
+                    if current is not None:
+                        self._set_aside(fd, name, entry.rel, current)
+                    os.rename(self.staged[entry.rel], name, src_dir_fd=self._stage_dir(), dst_dir_fd=fd)
+                    self.done.append(("placed", entry.rel, None))
+            finally:
+                os.close(fd)
+        self._finish()
+
+    def _set_aside(self, fd: int, name: str, rel: str, current: os.stat_result | None) -> None:
+        """Move ``name`` into the staging folder, where the undo finds it again."""
+        if current is None:
+            return
+        aside = uuid.uuid4().hex
+        os.rename(name, aside, src_dir_fd=fd, dst_dir_fd=self._stage_dir())
+        self.done.append(("removed", rel, aside))
+
+    def _finish(self) -> None:
+        """Everything is in place: drop the staging folder (what was set aside, and leftovers)."""
+        if self._stage_fd is None:
+            return
+        os.close(self._stage_fd)
+        self._stage_fd = None
+        root = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            _remove_at(root, self.stage, _lstat_at(root, self.stage))
+        except OSError:
+            pass
         finally:
-            os.close(fd)
-        fd = child
-    return fd
+            os.close(root)
+
+    def roll_back(self) -> list[str]:
+        """Undo what commit made, newest first; the paths that could not be put back."""
+        stuck: list[str] = []
+        for what, rel, aside in reversed(self.done):
+            parent_rel, name = os.path.split(rel)
+            try:
+                fd = self._parent(parent_rel)
+            except OSError:
+                stuck.append(rel)
+                continue
+            try:
+                if what in ("made", "placed"):
+                    _remove_at(fd, name, _lstat_at(fd, name))
+                elif what == "removed" and aside is not None:
+                    os.rename(aside, name, src_dir_fd=self._stage_dir(), dst_dir_fd=fd)
+            except OSError:
+                stuck.append(rel)
+            finally:
+                os.close(fd)
+        self._finish()
+        return sorted(stuck)
+
+    def abandon(self) -> None:
+        """Nothing was applied: drop the staging folder."""
+        self._finish()
 
 
 def _lstat_at(fd: int, name: str) -> os.stat_result | None:

@@ -228,7 +228,10 @@ class Speculation:
         kept = clean_with_sources(self.transcript, self.overlay.to_real)
         if not boundary.complete:
             kept = cut_to_continuable(kept)
-        changes = self.overlay.apply(allow_protected=allow_protected) if isinstance(self.overlay, KernelView) else self.overlay.apply()
+        if isinstance(self.overlay, KernelView):
+            changes = self.overlay.apply(allow_protected=allow_protected, max_bytes=self.budget.upper_bytes)
+        else:
+            changes = self.overlay.apply()
         self._merge_file_state(changes)
         self.overlay.discard()
         self.state = "accepted"

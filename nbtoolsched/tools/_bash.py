@@ -227,8 +227,8 @@ def sandbox_policy(settings: SandboxSettings, place: Placement, ctx: ToolContext
     if place.sandbox is None:
         return None
     if ctx.overlay is not None:
-        made = SandboxSettings(deny_read=settings.deny_read, allow_read=settings.allow_read, env_deny=settings.env_deny,
-                               pass_env=settings.pass_env, seccomp=settings.seccomp)
+        made = SandboxSettings(deny_read=settings.deny_read, allow_read=settings.allow_read, deny_write=settings.deny_write,
+                               env_deny=settings.env_deny, pass_env=settings.pass_env, seccomp=settings.seccomp)
         return made.policy(place.sandbox, writable=(ctx.cwd,), tmp_dir=ctx.overlay.tmp_dir)
     return settings.policy(place.sandbox, writable=working_dirs(ctx), tmp_dir=str(ctx.session_dir / "tmp"),
                            quarantine_dir=str(ctx.session_dir / "sandbox-quarantine"))

@@ -238,7 +238,7 @@ def test_an_unprivileged_overlay_holds_the_changes_in_its_upper_folder(tmp_path:
         overlay.unmount()
     assert done.stdout.split()[1:] == ["d", "new.txt"], done
     assert manifest(proj) == before
-    entries = {e.rel: e.kind for e in upper_entries(overlay.upper)}
+    entries = {e.rel: e.kind for e in upper_entries(overlay.upper, root=False)}
     assert entries == {"a.txt": "whiteout", "d": "opaque_dir", "d/c.txt": "file", "new.txt": "file"}, entries
     overlay.discard()
     shutil.rmtree(nobody_dir, ignore_errors=True)
