@@ -13,6 +13,12 @@ pytest's): the stored outputs are the offline ones, and a test run must not spen
 and must give the same outputs with the variable set or not.
 Set ``NBTOOLSCHED_NOTEBOOKS_LIVE=1`` to keep the key (then use ``--nbval-lax``, since a
 real model's answers cannot match stored outputs).
+
+A cell tagged ``needs-kernel-overlay`` (chapter 07) shows a speculation in the kernel
+overlay, which needs the OS sandbox and overlayfs. Its stored outputs are that run's, and
+they are compared where the overlay can start; where it cannot, the cell still runs (and
+must not fail: speculation falls back to the path-rewriting overlay and says why), but its
+outputs are not compared, and the run's summary says so and why.
 """
 
 from __future__ import annotations
@@ -59,6 +65,58 @@ def _own_temp_dir() -> None:
     run_dir = tempfile.mkdtemp(prefix="nbtoolsched-notebooks-run-")
     _RUN_DIR.append(run_dir)
     os.environ["TMPDIR"] = run_dir
+
+
+KERNEL_OVERLAY_TAG = "needs-kernel-overlay"
+_UNCOMPARED: list[str] = []  # why the tagged cells' outputs were not compared, if they were not
+
+
+def kernel_overlay_missing() -> str | None:
+    """None when a speculation's kernel overlay can start here (as ``speculate`` decides:
+    the OS sandbox, then an overlayfs mount), else why not."""
+    import shutil
+    import tempfile
+
+    from nbtoolsched.sandbox import KernelOverlay, OverlayUnavailable, availability
+    from nbtoolsched.sandbox._probe import switch
+
+    if switch() == "off":
+        return "NBTOOLSCHED_SANDBOX=off"
+    found = availability()
+    if not found.ok:
+        return f"the OS sandbox cannot start here ({found.reason})"
+    lower, work = tempfile.mkdtemp(prefix="nbtoolsched-kernel-probe-"), tempfile.mkdtemp(prefix="nbtoolsched-kernel-probe-")
+    try:
+        KernelOverlay.check(lower, work).discard()
+    except (OverlayUnavailable, OSError) as err:
+        return f"overlayfs cannot be mounted here ({err})"
+    finally:
+        shutil.rmtree(lower, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+    return None
+
+
+def _kernel_cells(items: list[pytest.Item]) -> list[pytest.Item]:
+    return [i for i in items if isinstance(getattr(i, "options", None), dict)
+            and KERNEL_OVERLAY_TAG in (getattr(getattr(i, "cell", None), "metadata", {}) or {}).get("tags", [])]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Where the kernel overlay cannot start, run the cells tagged for it without comparing outputs."""
+    cells = _kernel_cells(items)
+    if not cells:
+        return
+    missing = kernel_overlay_missing()
+    if missing is None:
+        return
+    for item in cells:
+        item.options["check"] = False  # type: ignore[attr-defined]
+    _UNCOMPARED.append(f"{len(cells)} cells tagged {KERNEL_OVERLAY_TAG} ran without comparing their outputs: {missing}")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in _UNCOMPARED:
+        terminalreporter.write_line(line)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -14,8 +14,10 @@ import atexit
 import base64
 import html
 import importlib.util
+import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from functools import lru_cache
@@ -26,7 +28,8 @@ from nbtoolsched import CallStarted, CallState, ResultEvent, Trace
 
 __all__ = [
     "Picture", "scratch_project", "spans", "overlapped", "start_order", "finish_order", "describe_run", "timeline",
-    "flow_diagram", "sequence_diagram", "tree_diagram", "check_setup",
+    "flow_diagram", "sequence_diagram", "tree_diagram", "layers_diagram", "check_setup",
+    "make_whiteout", "make_opaque", "is_whiteout", "is_opaque", "real_marks", "tree_state",
 ]
 
 PREFIX = "nbtoolsched-nb-"  # sanitize.cfg replaces paths with this prefix by <TMP>
@@ -57,6 +60,76 @@ def scratch_project(files: dict[str, str] | None = None) -> Path:
 def _clean_up() -> None:
     for root in _made:
         shutil.rmtree(root, ignore_errors=True)
+
+
+# -- overlayfs's marks, made by hand (chapter 07) ----------------------------------------------
+# Where the OS cannot make them (not Linux, or a file system without extended attributes),
+# the marks are kept here instead, so the chapter's lookup exercise runs everywhere; the
+# library's lookup reads only the real marks.
+_stand_in_marks: dict[str, str] = {}
+# The mark a mount made by this user reads: root's mounts read trusted.*, unprivileged ones
+# (the userxattr option) user.*.
+OPAQUE_XATTR = "trusted.overlay.opaque" if hasattr(os, "geteuid") and os.geteuid() == 0 else "user.overlay.opaque"
+
+
+def make_whiteout(path: str | Path) -> None:
+    """What overlayfs leaves in the upper folder for a deleted entry: a character device 0/0
+    (Linux lets anyone make that one device since 5.8)."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(0, 0))
+    except (OSError, AttributeError):
+        Path(path).touch()
+        _stand_in_marks[str(path)] = "whiteout"
+
+
+def make_opaque(folder: str | Path) -> None:
+    """What overlayfs puts on an upper folder that replaced a real one: the xattr
+    ``overlay.opaque = y`` (the real folder's entries are then hidden)."""
+    try:
+        os.setxattr(folder, OPAQUE_XATTR, b"y")
+    except (OSError, AttributeError):
+        _stand_in_marks[str(folder)] = "opaque"
+
+
+def is_whiteout(path: str | Path) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return (stat.S_ISCHR(info.st_mode) and info.st_rdev == 0) or _stand_in_marks.get(str(path)) == "whiteout"
+
+
+def is_opaque(folder: str | Path) -> bool:
+    try:
+        if os.getxattr(folder, OPAQUE_XATTR, follow_symlinks=False) == b"y":
+            return True
+    except (OSError, AttributeError):
+        pass
+    return _stand_in_marks.get(str(folder)) == "opaque"
+
+
+def real_marks() -> bool:
+    """Were all the marks made so far overlayfs's own (so the library's lookup can read them)?"""
+    return not _stand_in_marks
+
+
+def tree_state(root: str | Path) -> dict[str, tuple[str, int, bytes]]:
+    """Every entry under ``root``: its kind, mode and bytes (a link: its target), by relative path."""
+    state: dict[str, tuple[str, int, bytes]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                entry = ("link", 0, os.readlink(path).encode())
+            elif stat.S_ISDIR(info.st_mode):
+                entry = ("folder", stat.S_IMODE(info.st_mode), b"")
+            elif stat.S_ISREG(info.st_mode):
+                entry = ("file", stat.S_IMODE(info.st_mode), Path(path).read_bytes())
+            else:
+                entry = ("other", stat.S_IMODE(info.st_mode), str(info.st_rdev).encode())
+            state[os.path.relpath(path, root)] = entry
+    return state
 
 
 # -- facts read off a trace (matched by event class) ------------------------------------------
@@ -288,6 +361,55 @@ def sequence_diagram(items: list[tuple[str, str]], title: str = "", squares: str
                  else f'<circle cx="{x}" cy="{y}" r="6" fill="{fill}"/>')
         out.append(shape + f'<text x="{x}" y="{y - 9}" text-anchor="middle">{html.escape(label)}</text>')
     out.append(f'<text x="{left}" y="{height - 6}" fill="#6b7280">arrival order \u2192 ({html.escape(legend)})</text>')
+    out.append("</svg>")
+    return Picture("".join(out), title)
+
+
+def layers_diagram(columns: list[str], layers: list[tuple[str, dict[str, str]]], merged: dict[str, tuple[str, str | None]],
+                   title: str = "", merged_name: str = "merged") -> Picture:
+    """overlayfs's layers, one column per path: ``layers`` top to bottom as ``(name, {path: label})``,
+    then the merged view, ``{path: (label, name of the layer it comes from)}``. A path a row
+    leaves out is absent there (a dashed slot; in the merged row a layer of None draws the
+    slot with its label, saying why); a label starting with "whiteout" or "opaque" is drawn
+    as that mark."""
+    palette = ["#fde68a", "#dbeafe", "#e9d5ff"]
+    colour = {name: palette[i % len(palette)] for i, (name, _) in enumerate(layers)}
+    left, col_w, gap, row_h, box_h = 150, 100, 8, 46, 34
+    top = 30 if title else 8
+    header = 20
+    rows = [(name, {p: (label, name) for p, label in cells.items()}) for name, cells in layers] + [(merged_name, merged)]
+    width = left + len(columns) * (col_w + gap) + gap
+    height = top + header + len(rows) * row_h + 14
+    out = _svg_open(width, height, 10)
+    _title(out, title)
+    for c, path in enumerate(columns):
+        x = left + gap + c * (col_w + gap) + col_w / 2
+        out.append(f'<text x="{x:.0f}" y="{top + 13}" text-anchor="middle" font-family="DejaVu Sans Mono, monospace" '
+                   f'font-weight="bold">{html.escape(path)}</text>')
+    for r, (name, cells) in enumerate(rows):
+        y = top + header + r * row_h + (10 if r == len(rows) - 1 else 0)
+        if r == len(rows) - 1:
+            out.append(f'<line x1="8" y1="{y - 6}" x2="{width - 8}" y2="{y - 6}" stroke="#1e3a8a" stroke-dasharray="4 3"/>')
+        out.append(f'<text x="8" y="{y + box_h / 2 + 4}" font-size="11" font-weight="bold">{html.escape(name)}</text>')
+        for c, path in enumerate(columns):
+            x = left + gap + c * (col_w + gap)
+            if path not in cells:
+                out.append(f'<rect x="{x}" y="{y}" width="{col_w}" height="{box_h}" rx="5" fill="none" stroke="#d1d5db" '
+                           f'stroke-dasharray="3 3"/>')
+                continue
+            label, source = cells[path]
+            fill, stroke, dash, ink = colour.get(source, "#f3f4f6"), "#1e3a8a", "", "#000000"
+            if source is None:  # absent, with a word on why
+                fill, stroke, dash, ink = "none", "#d1d5db", ' stroke-dasharray="3 3"', "#6b7280"
+            elif label.startswith("whiteout"):
+                fill, stroke, dash = "#e5e7eb", "#374151", ' stroke-dasharray="5 2"'
+            elif label.startswith("opaque"):
+                fill, stroke = "#fdba74", "#9a3412"
+            out.append(f'<rect x="{x}" y="{y}" width="{col_w}" height="{box_h}" rx="5" fill="{fill}" stroke="{stroke}"{dash}/>')
+            lines = label.split("\n")
+            for j, line in enumerate(lines):
+                ty = y + box_h / 2 + 4 + 12 * (j - (len(lines) - 1) / 2)
+                out.append(f'<text x="{x + col_w / 2}" y="{ty:.1f}" text-anchor="middle" fill="{ink}">{html.escape(line)}</text>')
     out.append("</svg>")
     return Picture("".join(out), title)
 

@@ -160,3 +160,33 @@ def test_conftest_keeps_explicit_options_and_ignores_runs_without_nbval() -> Non
     off = _config(nbval=False)
     _conftest().pytest_configure(off)  # type: ignore[attr-defined]
     assert off.option.nbval_sanitize_with is None and off.option.nbval_cell_timeout == 2000
+
+
+KERNEL_TAG = "needs-kernel-overlay"
+
+
+def _cell_item(tags: list[str]) -> SimpleNamespace:
+    return SimpleNamespace(options={"check": True}, cell=SimpleNamespace(metadata={"tags": tags}))
+
+
+@pytest.mark.parametrize("missing", [None, "overlayfs cannot be mounted here (test)"])
+def test_conftest_compares_kernel_overlay_cells_only_where_the_overlay_starts(monkeypatch: pytest.MonkeyPatch,
+                                                                            missing: str | None) -> None:
+    module = _conftest()
+    monkeypatch.setattr(module, "kernel_overlay_missing", lambda: missing)
+    tagged, plain, live = _cell_item([KERNEL_TAG]), _cell_item([]), _cell_item(["nbval-ignore-output"])
+    module.pytest_collection_modifyitems(SimpleNamespace(), [tagged, plain, live])  # type: ignore[attr-defined]
+    assert tagged.options["check"] is (missing is None)
+    assert plain.options["check"] and live.options["check"]
+    assert bool(module._UNCOMPARED) is (missing is not None)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
+def test_kernel_overlay_cells_are_saved_from_a_kernel_overlay_run(path: Path) -> None:
+    """Their outputs are compared only where the overlay starts: they must be that run's."""
+    fallbacks = ("so no kernel overlay", "path-rewriting overlay is used", "overlay: paths")
+    for cell in _code_cells(path):
+        if KERNEL_TAG not in cell.metadata.get("tags", []):
+            continue
+        text = "".join(o.get("text", "") + "".join(o.get("data", {}).get("text/plain", "")) for o in cell.outputs)
+        assert not any(f in text for f in fallbacks), f"saved from a run without the kernel overlay:\n{cell.source[:200]}"

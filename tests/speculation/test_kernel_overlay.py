@@ -242,3 +242,15 @@ def test_an_unprivileged_overlay_holds_the_changes_in_its_upper_folder(tmp_path:
     assert entries == {"a.txt": "whiteout", "d": "opaque_dir", "d/c.txt": "file", "new.txt": "file"}, entries
     overlay.discard()
     shutil.rmtree(nobody_dir, ignore_errors=True)
+
+
+async def test_git_status_in_the_overlay_leaves_the_index_alone(project: Path, tmp_path: Path) -> None:
+    subprocess.run(["git", "-C", str(project), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(project), "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "x"], check=True)
+    (project / "config.ini").write_text("mode = touched\n")  # a stale index entry: a refresh would rewrite it
+    os.utime(project / "config.ini", ns=(1, 1))
+    spec = await speculate("look", loop([use("Bash", command="git status --short && git diff --stat")], [text("done")]),
+                           scheduler=scheduler(project, tmp_path, "bypassPermissions"))
+    assert spec.overlay_kind == "kernel" and "config.ini" in str(results(spec)[0]["content"])
+    assert not any(c.path.startswith(".git") for c in spec.changes()), [c.path for c in spec.changes()]
+    await spec.reject()
