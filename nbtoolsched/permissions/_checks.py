@@ -21,6 +21,7 @@ from ..shell._parse import MAX_COMMAND_CHARS, parse_command
 from ..shell._sed import sed_script_problem
 from ..tool._decision import Decision, DecisionReason
 from ..tool._base import Tool
+from ._hardlinks import inode_guard, linked_rule
 from ._matching import (
     content_rule_matches,
     domain_rule_matches,
@@ -166,6 +167,9 @@ def _read_check(facts: CallFacts, paths: list[str]) -> Decision:
         rule = _first_path_rule(facts, behavior, "Read", paths)
         if rule is not None:
             return _decide(rule, subject)
+    linked = linked_rule(paths[-1], _protected_reads(facts), facts.cwd, facts.home, tuple(facts.working_dirs))
+    if linked is not None:  # a hard link: the same bytes under a name no rule names
+        return _decide(linked, f"reading {paths[0]}, another name (a hard link) of a file it protects")
     if _edit_check(facts, paths).behavior == "allow":
         return Decision.allow(None, DecisionReason("tool", "the file may be edited, so it may be read"))
     if inside_working_dirs(paths, facts.working_dirs):
@@ -194,10 +198,11 @@ def read_protection(rules: RuleSet, tool: Tool, target: str, cwd: str, home: str
     ]
     if not protected:
         return None
+    linked = inode_guard(protected, cwd, home, (cwd,))
 
     def hidden(path: str) -> bool:
         forms = paths_for_check(path, cwd)
-        return any(path_rule_matches(r, forms, cwd, home) for r in protected)
+        return any(path_rule_matches(r, forms, cwd, home) for r in protected) or linked(path)
 
     return hidden
 

@@ -27,7 +27,7 @@ from ._policy import PathSet, SandboxPolicy
 if TYPE_CHECKING:
     from ._overlay import KernelOverlay
 
-__all__ = ["MountPlan", "plan_mounts", "release", "masks_coverage", "MAX_WALK"]
+__all__ = ["MountPlan", "plan_mounts", "release", "masks_coverage", "expand", "MAX_WALK"]
 
 MAX_WALK = 20_000  # entries one command's walks may visit (protected places, and each mask search)
 
@@ -105,6 +105,17 @@ def masks_coverage(policy: SandboxPolicy, cwd: str) -> tuple[bool, bool]:
     plan = MountPlan()
     _masks(policy, [cwd, *policy.writable], plan)
     return plan.masks_complete, plan.masks_everywhere
+
+
+def expand(items: Iterable[PathSet]) -> tuple[list[str], bool]:
+    """Every existing path the sets match now (patterns searched within the budget), and
+    whether the search was complete. Blocking; makes nothing on the host."""
+    plan = MountPlan()
+    budget = Budget(MAX_WALK)
+    found: list[str] = []
+    for item in items:
+        found.extend(p for p in _expand(item, budget, plan) if os.path.lexists(p))
+    return found, plan.masks_complete
 
 
 def release(plan: MountPlan) -> list[str]:

@@ -167,3 +167,17 @@ def test_a_long_command_under_the_limit_is_judged_in_a_worker_thread(project):
     longest, result = nts.run_sync(run())
     assert longest < 1.0, f"the event loop was held {longest:.1f} s"
     assert refuser.asked and "too long" not in refuser.asked[0].reason, refuser.asked  # judged, not refused for its length
+
+
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+async def test_the_file_tools_do_not_read_a_hard_link_to_a_protected_file(project, mode):
+    # notes.txt and .env are one file: Read, Grep and the Grep of a folder read its bytes
+    # in this process, where no sandbox masks anything.
+    os.link(project / ".env", project / "victim" / "notes.txt")
+    refuser = Refuser()
+    sched = scheduler(project, refuser, mode=mode, deny=["Read(./.env)", "Read(./secrets/**)"])
+    read = await run_one(sched, "Read", file_path="victim/notes.txt")
+    assert SECRET not in read.text and "hard link" in read.text, read.text
+    grep_file = await run_one(sched, "Grep", pattern="SECRET", path="victim/notes.txt", output_mode="content")
+    grep_tree = await run_one(sched, "Grep", pattern="SECRET", path="victim", output_mode="content")
+    assert SECRET not in grep_file.text and SECRET not in grep_tree.text, (grep_file.text, grep_tree.text)
