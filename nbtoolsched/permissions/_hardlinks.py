@@ -9,11 +9,9 @@ sandbox's budget) and compared by inode.
 
 from __future__ import annotations
 
-import os
-import stat
 from typing import Callable, Iterable
 
-from ..sandbox._mounts import expand
+from ..sandbox._mounts import expand, linked_file
 from ._rules import PermissionRule
 from ._sandbox import RulePaths
 
@@ -28,12 +26,9 @@ def _inodes(rules: Iterable[PermissionRule], cwd: str, home: str, working_dirs: 
             continue
         paths, _ = expand([RulePaths(content, rule.root or cwd, cwd, home, working_dirs, rule.text)])
         for path in paths:
-            try:
-                info = os.stat(path)
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-                found.setdefault((info.st_dev, info.st_ino), rule)
+            key = linked_file(path, follow=True)
+            if key is not None:
+                found.setdefault(key, rule)
     return found
 
 
@@ -41,13 +36,10 @@ def linked_rule(path: str, rules: list[PermissionRule], cwd: str, home: str,
                 working_dirs: tuple[str, ...]) -> PermissionRule | None:
     """The rule that protects another name of the file at ``path`` (followed as the tool
     opens it), or None (also when it has one name only: the common case, one stat)."""
-    try:
-        info = os.stat(path)
-    except OSError:
+    key = linked_file(path, follow=True)
+    if key is None or not rules:
         return None
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2 or not rules:
-        return None
-    return _inodes(rules, cwd, home, working_dirs).get((info.st_dev, info.st_ino))
+    return _inodes(rules, cwd, home, working_dirs).get(key)
 
 
 def inode_guard(rules: list[PermissionRule], cwd: str, home: str, working_dirs: tuple[str, ...]) -> Callable[[str], bool]:
@@ -57,14 +49,11 @@ def inode_guard(rules: list[PermissionRule], cwd: str, home: str, working_dirs: 
 
     def linked(path: str) -> bool:
         nonlocal known
-        try:
-            info = os.stat(path)
-        except OSError:
-            return False
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink < 2:
+        key = linked_file(path, follow=True)
+        if key is None:
             return False
         if known is None:
             known = _inodes(rules, cwd, home, working_dirs)
-        return (info.st_dev, info.st_ino) in known
+        return key in known
 
     return linked

@@ -27,7 +27,7 @@ from ._policy import PathSet, SandboxPolicy
 if TYPE_CHECKING:
     from ._overlay import KernelOverlay
 
-__all__ = ["MountPlan", "plan_mounts", "release", "masks_coverage", "expand", "MAX_WALK"]
+__all__ = ["MountPlan", "plan_mounts", "release", "masks_coverage", "expand", "linked_file", "MAX_WALK"]
 
 MAX_WALK = 20_000  # entries one command's walks may visit (protected places, and each mask search)
 
@@ -241,16 +241,18 @@ def _walk(root: str, budget: Budget, descend: Callable[[os.DirEntry[str]], bool]
                 pending.append(entry.path)
 
 
+def linked_file(path: str, *, follow: bool = False) -> tuple[int, int] | None:
+    """(device, inode) of a regular file that has more than one name, else None."""
+    try:
+        info = os.stat(path) if follow else os.lstat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) and info.st_nlink > 1 else None
+
+
 def _hard_links(masked: set[str], roots: Iterable[str], plan: MountPlan) -> set[str]:
     """Other names of masked files: a hard link reads the same bytes under a name no rule names."""
-    wanted: dict[tuple[int, int], str] = {}
-    for path in masked:
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-            wanted[(info.st_dev, info.st_ino)] = path
+    wanted = {key: path for path in masked if (key := linked_file(path)) is not None}
     if not wanted:
         return set()
     found: set[str] = set()
