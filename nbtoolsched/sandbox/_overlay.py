@@ -26,7 +26,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import AsyncIterator, Iterator, Literal
 
-__all__ = ["KernelOverlay", "OverlayUnavailable", "UpperEntry", "upper_entries", "StatEntry", "stat_manifest", "now_entry", "upper_opaque"]
+__all__ = ["KernelOverlay", "OverlayUnavailable", "UpperEntry", "upper_entries", "StatEntry", "stat_manifest", "now_entry", "upper_opaque", "lstat_or_none"]
 
 START_TIMEOUT_S = 10.0
 OPAQUE_XATTRS = ("trusted.overlay.opaque", "user.overlay.opaque")
@@ -160,7 +160,7 @@ class KernelOverlay:
         for index, part in enumerate(parts):
             last = index == len(parts) - 1
             upper, lower = os.path.join(upper, part), os.path.join(lower, part)
-            here = _lstat(upper)
+            here = lstat_or_none(upper)
             if here is not None:
                 if stat.S_ISCHR(here.st_mode) and here.st_rdev == 0:
                     return None, False  # a whiteout: deleted in the overlay
@@ -171,7 +171,7 @@ class KernelOverlay:
                 if lower_seen and upper_opaque(upper, self.root):
                     lower_seen = False
                 continue
-            below = _lstat(lower) if lower_seen else None
+            below = lstat_or_none(lower) if lower_seen else None
             if below is None:
                 return None, False
             if last:
@@ -252,7 +252,7 @@ def upper_entries(upper: str, *, root: bool = True) -> Iterator[UpperEntry]:
                 yield UpperEntry(rel, "other", mode)
 
 
-def _lstat(path: str) -> os.stat_result | None:
+def lstat_or_none(path: str) -> os.stat_result | None:
     try:
         return os.lstat(path)
     except OSError:

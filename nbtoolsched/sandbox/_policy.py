@@ -8,7 +8,7 @@ this package turns it into mounts, a network bridge and an environment.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 __all__ = ["PathSet", "LiteralPath", "NetworkPolicy", "SandboxPolicy", "SandboxKind", "MODEL_SECRETS"]
@@ -119,12 +119,11 @@ class SandboxPolicy:
     tmp_dir: str | None = None  # a writable sandbox's TMPDIR on the host (kept between its commands)
     seccomp: bool = True  # when the bindings are present: ptrace, io_uring, keyrings, new AF_UNIX sockets
     quarantine_dir: str | None = None  # where what a command made in a protected place is moved (else deleted)
-    notes: tuple[str, ...] = field(default=(), compare=False)  # what the policy could not express
 
     def read_only(self) -> "SandboxPolicy":
         """The same masks and environment, nothing writable, no network."""
         return SandboxPolicy("read-only", (), self.deny_write, self.deny_read, self.allow_read, None, self.env_deny,
-                             self.pass_env, None, self.seccomp, self.quarantine_dir, self.notes)
+                             self.pass_env, None, self.seccomp, self.quarantine_dir)
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
         """``base`` without the variables this policy keeps from the command."""

@@ -29,7 +29,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 
-from ..sandbox._overlay import KernelOverlay, StatEntry, UpperEntry, now_entry, stat_manifest, upper_entries
+from ..sandbox._overlay import KernelOverlay, StatEntry, UpperEntry, lstat_or_none as _lstat, now_entry, stat_manifest, upper_entries
 from ._safefs import UnsafePath
 from ..shell._config_places import safety_concern
 from ._overlay import Conflict, FileChange, OverlayConflict, PathOutsideCwd, is_inside, unified_diff
@@ -327,13 +327,6 @@ class KernelView:
 
 
 _NO = StatEntry("missing", 0, 0, 0, 0, 0)
-
-
-def _lstat(path: str) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except OSError:
-        return None
 
 
 def _set_opaque(path: str, root: bool) -> None:
