@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from nbtoolsched.tool._context import ToolContext
+from nbtoolsched._tool._context import ToolContext
 from nbtoolsched.tools.files._glob import GlobTool
 from nbtoolsched.tools.files._grep import GrepTool
 from nbtoolsched.tools.files._ripgrep import find_rg  # noqa: E402

@@ -57,11 +57,11 @@ from .scheduling._scheduler import DEFAULT, Scheduler
 from .scheduling._trace import Trace
 from .shell._model import ShellParseError
 from .speculation import OverlayConflict, Speculation, speculate
-from .tool._abort import INTERRUPT, USER_ABORT, AbortError, AbortSignal
-from .tool._base import ReadOnlyTool, Tool, ToolOutput, Validation
-from .tool._context import ToolContext
-from .tool._decision import Decision
-from .tool._decorator import tool
+from ._tool._abort import INTERRUPT, USER_ABORT, AbortError, AbortSignal
+from ._tool._base import ReadOnlyTool, Tool, ToolOutput, Validation
+from ._tool._context import ToolContext
+from ._tool._decision import Decision
+from ._tool._decorator import tool
 from .tools import default_registry
 from .tools.mcp._config import McpConfigError
 

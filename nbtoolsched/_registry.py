@@ -11,8 +11,8 @@ from ._errors import ConfigurationError
 
 from typing import Any, Callable, Iterable, Iterator
 
-from .tool._decorator import FunctionTool
-from .tool._base import Tool
+from ._tool._decorator import FunctionTool
+from ._tool._base import Tool
 
 __all__ = ["ToolRegistry", "DuplicateToolError"]
 

@@ -29,9 +29,9 @@ from .scheduling._timeline import render_svg_timeline, render_text_timeline
 from .shell._parse import parse_command
 from .shell._readonly import ReadOnlyVerdict, analyze
 from .speculation._gate import SpeculationGate
-from .tool._abort import SIBLING_ERROR, STREAMING_FALLBACK
-from .tool._decision import DecisionReason
-from .tool._filestate import FileStateCache
+from ._tool._abort import SIBLING_ERROR, STREAMING_FALLBACK
+from ._tool._decision import DecisionReason
+from ._tool._filestate import FileStateCache
 
 __all__ = [
     "CallPipeline",

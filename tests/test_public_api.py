@@ -112,7 +112,7 @@ def test_a_decorated_function_and_a_typed_tool_keep_their_types(tmp_path: Path) 
     done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", str(sample)], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     out = done.stdout
-    assert 'Revealed type is "nbtoolsched.tool._decorator.FunctionTool[[path: str, limit: int =], typing.Coroutine[Any, Any, int]]"' in out, out
+    assert 'Revealed type is "nbtoolsched._tool._decorator.FunctionTool[[path: str, limit: int =], typing.Coroutine[Any, Any, int]]"' in out, out
     assert 'Revealed type is "typing.Coroutine[Any, Any, int]"' in out, out
     assert 'Argument "path" to "__call__" of "FunctionTool" has incompatible type "int"' in out, out
-    assert 'Argument 1 of "is_concurrency_safe" is incompatible with supertype "nbtoolsched.tool._base.Tool"' in out, out
+    assert 'Argument 1 of "is_concurrency_safe" is incompatible with supertype "nbtoolsched._tool._base.Tool"' in out, out

@@ -55,8 +55,8 @@ from ..scheduling._trace import Trace
 from ..scheduling._scheduler import DEFAULT, Default, Scheduler
 from ..scheduling._engine import StreamingToolExecutor, TrackedTool
 from .._session_log import TranscriptWriter, transcript_file_for
-from ..tool._abort import INTERRUPT, USER_ABORT, AbortSignal
-from ..tool._context import ToolContext
+from .._tool._abort import INTERRUPT, USER_ABORT, AbortSignal
+from .._tool._context import ToolContext
 from . import _texts as texts
 from ..models._assembler import FinishedBlock, StreamAssembler
 from ..models._protocol import Model, ModelError

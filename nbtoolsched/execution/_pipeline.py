@@ -32,10 +32,10 @@ from ..permissions._base import (
     PostToolUseOutcome,
     PreToolUseOutcome,
 )
-from ..tool._abort import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortError
-from ..tool._decision import Decision
-from ..tool._context import ToolContext
-from ..tool._base import overrides, ToolOutput
+from .._tool._abort import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortError
+from .._tool._decision import Decision
+from .._tool._context import ToolContext
+from .._tool._base import overrides, ToolOutput
 from ._prepare import PreparedCall
 from ._results import error_result, finish_content, format_exception
 from ._texts import (

@@ -14,8 +14,8 @@ from pydantic import BaseModel, ValidationError
 
 from .._messages import Block, ToolReferenceBlock
 from .._registry import ToolRegistry
-from ..tool._abort import INTERRUPT
-from ..tool._base import Tool
+from .._tool._abort import INTERRUPT
+from .._tool._base import Tool
 from ._texts import call_description, no_such_tool, wrap_error
 from ._validation import invalid_input_text, schema_not_sent_hint
 

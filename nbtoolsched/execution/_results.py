@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .._messages import TextBlock, ToolResultBlock
-from ..tool._base import DEFAULT_MAX_RESULT_SIZE_CHARS
+from .._tool._base import DEFAULT_MAX_RESULT_SIZE_CHARS
 from ._texts import empty_output
 
 __all__ = ["finish_content", "persist_large_result", "format_exception", "format_size", "preview"]

@@ -8,7 +8,7 @@ from typing import Any, Callable
 from .._events import ApprovalAnswered, ApprovalAsked, RunEvents
 from ._pipeline import CallOutcome
 from ._prepare import PreparedCall
-from ..tool._context import ToolContext
+from .._tool._context import ToolContext
 
 __all__ = ["apply_modifier", "should_cancel", "traced_approver"]
 

@@ -43,7 +43,7 @@ from ..permissions._approvals import ApprovalBroker
 from ..permissions._modes import MODES
 from ..scheduling._handle import RunHandle
 from ..scheduling._scheduler import Scheduler
-from ..tool._abort import USER_ABORT, AbortSignal
+from .._tool._abort import USER_ABORT, AbortSignal
 from ._agent_view import AgentView
 from ._run import NotebookRun
 from ._session import POLICIES, NotebookSession, _broker_policy

@@ -28,7 +28,7 @@ from .._events import (AgentFinished, CallQueued, CallState, ModelBlock, ModelFa
 from ..agent import _texts as agent_texts
 from ..permissions._approvals import ApprovalBroker
 from ..scheduling._handle import RunHandle
-from ..tool._abort import AbortSignal
+from .._tool._abort import AbortSignal
 from ._markdown import markdown_html
 from ._panel import RunPanel
 from ._record import GONE_HTML, PANEL_CSS, Record

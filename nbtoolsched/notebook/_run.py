@@ -11,7 +11,7 @@ from .._messages import ToolResultBlock
 from ..scheduling._handle import RunHandle
 from ..scheduling._timeline import render_svg_timeline, render_text_timeline
 from ..scheduling._trace import Trace
-from ..tool._abort import USER_ABORT, AbortSignal
+from .._tool._abort import USER_ABORT, AbortSignal
 from ._render import FG, clean_error, result_preview, timeline_html
 
 __all__ = ["NotebookRun", "ResultList", "TimelineView"]

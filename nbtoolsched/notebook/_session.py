@@ -23,8 +23,8 @@ from ..permissions._modes import MODES
 from .._registry import ToolRegistry
 from ..scheduling._scheduler import DEFAULT, Scheduler
 from ..scheduling._engine import max_tool_use_concurrency
-from ..tool._abort import USER_ABORT
-from ..tool._base import Tool
+from .._tool._abort import USER_ABORT
+from .._tool._base import Tool
 from .._sync import add_blocking_hook, make_reentrant
 from ._blocking import Reach, blocking, clicks_reach_blocked_cell
 from ._cellparse import IdMaker, ParsedCell, parse_cell

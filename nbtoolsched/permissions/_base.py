@@ -19,9 +19,9 @@ from .._errors import NbtoolschedError
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..tool._decision import PASSTHROUGH, Decision, DecisionReason
-from ..tool._base import Tool, overrides
-from ..tool._context import ToolContext
+from .._tool._decision import PASSTHROUGH, Decision, DecisionReason
+from .._tool._base import Tool, overrides
+from .._tool._context import ToolContext
 
 __all__ = [
     "HookEvent",

@@ -19,8 +19,8 @@ from ..shell._flags import long_option_matches
 from ..shell._invocations import command_line
 from ..shell._parse import MAX_COMMAND_CHARS, parse_command
 from ..shell._sed import sed_script_problem
-from ..tool._decision import Decision, DecisionReason
-from ..tool._base import Tool
+from .._tool._decision import Decision, DecisionReason
+from .._tool._base import Tool
 from ._hardlinks import inode_guard, linked_rule
 from ._matching import (
     content_rule_matches,

@@ -29,11 +29,11 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..shell._parse import subcommand_strings
 from ..shell._readonly import analyze
-from ..tool._abort import AbortError
-from ..tool._decision import PASSTHROUGH, Decision, DecisionReason
-from ..tool._base import PermissionKind, Tool, overrides
-from ..tool._context import ToolContext
-from ..tool._decorator import FunctionTool
+from .._tool._abort import AbortError
+from .._tool._decision import PASSTHROUGH, Decision, DecisionReason
+from .._tool._base import PermissionKind, Tool, overrides
+from .._tool._context import ToolContext
+from .._tool._decorator import FunctionTool
 from ._approvals import ApprovalAnswer, ApprovalBroker, ApprovalRequest, Approver
 from ._base import ApprovalDeferred, HookEvent, PermissionRequest
 from ._checks import CallFacts, builtin_check, is_immune_ask, read_protection, shell_field, tool_kind

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Union
 
 from .._session_log import TranscriptWriter, read_transcript, transcript_file_for
-from ..tool._decision import Decision, DecisionReason
+from .._tool._decision import Decision, DecisionReason
 from ._base import (
     HookEvent,
     HookNotice,

@@ -44,9 +44,9 @@ from .._registry import ToolRegistry
 from .._session_log import read_transcript
 from ..scheduling._partition import partition_prepared
 from ..scheduling._scheduler import Scheduler
-from ..tool._base import Tool
-from ..tool._context import ToolContext
-from ..tool._decision import Decision, DecisionReason
+from .._tool._base import Tool
+from .._tool._context import ToolContext
+from .._tool._decision import Decision, DecisionReason
 from ..tools import default_registry
 from ._calls import RecordedCall, RecordedSession, recorded_session, result_text
 from ._policy import Policy, PolicyApprover

@@ -46,8 +46,8 @@ from ..execution._results import error_result
 from .._events import CallQueued, CallStarted, ContextEvent, ProgressEvent, ResultEvent, RunFinished, RunStarted
 from .._messages import Block
 from .._registry import ToolRegistry
-from ..tool._abort import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortSignal
-from ..tool._context import ToolContext
+from .._tool._abort import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortSignal
+from .._tool._context import ToolContext
 from ..execution._runner import apply_modifier, should_cancel, traced_approver
 from ._partition import type_name
 from .._events import RunEvents

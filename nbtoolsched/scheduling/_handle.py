@@ -9,7 +9,7 @@ from .._events import CallState
 from ..execution._pipeline import CallOutcome
 from ..execution._prepare import PreparedCall
 from .._messages import ToolResultBlock
-from ..tool._abort import USER_ABORT, AbortSignal
+from .._tool._abort import USER_ABORT, AbortSignal
 from .._events import Listener, RunEvents
 from ._trace import Trace
 

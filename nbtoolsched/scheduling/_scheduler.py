@@ -30,8 +30,8 @@ from .._messages import ToolResultBlock
 from ..permissions._base import HookRunner, PermissionGate
 from ..permissions._modes import check_mode
 from .._registry import ToolRegistry
-from ..tool._abort import AbortSignal
-from ..tool._context import ToolContext
+from .._tool._abort import AbortSignal
+from .._tool._context import ToolContext
 from ._handle import RunHandle
 from ._partition import Batch, block_list, partition_prepared
 from ._resume import RunState, resumed_approver

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from ..tool._filestate import FileState, FileStateCache
+from .._tool._filestate import FileState, FileStateCache
 
 __all__ = ["LayeredFileState"]
 

@@ -22,10 +22,10 @@ import os
 from typing import Any, Callable
 
 from ..permissions._base import PermissionGate, PermissionRequest
-from ..tool._abort import AbortSignal
-from ..tool._decision import Decision, DecisionReason
-from ..tool._base import Tool, Validation
-from ..tool._context import ToolContext
+from .._tool._abort import AbortSignal
+from .._tool._decision import Decision, DecisionReason
+from .._tool._base import Tool, Validation
+from .._tool._context import ToolContext
 from ..sandbox._failures import sandbox_failure
 from ..shell._network import network_use
 from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind, Budget

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Protocol, Sequence
 
 from ..scheduling._scheduler import Scheduler
-from ..tool._abort import AbortSignal
+from .._tool._abort import AbortSignal
 
 __all__ = ["AgentFactory", "LoopRequest", "RunLoop", "ScriptedTurn", "agent_loop", "scripted_loop", "sleep_unless_aborted"]
 

@@ -17,7 +17,7 @@ from typing import Any, Literal, Sequence
 
 from .._registry import ToolRegistry
 from ..scheduling._scheduler import Scheduler
-from ..tool._context import ToolContext
+from .._tool._context import ToolContext
 from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
 from ._filestate import LayeredFileState
 from ._gate import SpeculationGate

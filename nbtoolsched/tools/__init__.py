@@ -10,7 +10,7 @@ import os
 from typing import Any, Iterable
 
 from .._registry import ToolRegistry
-from ..tool._base import Tool
+from .._tool._base import Tool
 from ._bash import BashTool
 from ._sleep import SleepTool
 from ._toolsearch import ToolSearchTool

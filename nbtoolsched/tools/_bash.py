@@ -31,10 +31,10 @@ from ..sandbox._failures import sandbox_failure
 from ..sandbox._settings import FIX_HINT
 from ..shell._gitrepo import MAX_INDEX_BYTES, find_repository
 from ..shell._readonly import analyze, is_benign_exit
-from ..tool._abort import INTERRUPT, AbortError
-from ..tool._decision import Decision, DecisionReason
-from ..tool._base import Tool, ToolOutput, Validation
-from ..tool._context import ToolContext
+from .._tool._abort import INTERRUPT, AbortError
+from .._tool._decision import Decision, DecisionReason
+from .._tool._base import Tool, ToolOutput, Validation
+from .._tool._context import ToolContext
 from ._bash_output import ProgressThrottle, StreamCapture
 from ._bash_processes import MARKER_VAR, new_marker, stop_processes, stopped_note, survivors_note
 

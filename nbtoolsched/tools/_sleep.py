@@ -11,9 +11,9 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..tool._abort import AbortError
-from ..tool._base import ReadOnlyTool, ToolOutput
-from ..tool._context import ToolContext
+from .._tool._abort import AbortError
+from .._tool._base import ReadOnlyTool, ToolOutput
+from .._tool._context import ToolContext
 
 __all__ = ["SleepTool", "SleepInput", "MAX_SLEEP_SECONDS"]
 

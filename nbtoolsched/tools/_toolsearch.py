@@ -17,8 +17,8 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._messages import TextBlock, ToolReferenceBlock
-from ..tool._base import ReadOnlyTool, Tool, ToolOutput, Validation
-from ..tool._context import ToolContext
+from .._tool._base import ReadOnlyTool, Tool, ToolOutput, Validation
+from .._tool._context import ToolContext
 
 __all__ = ["ToolSearchTool", "ToolSearchInput", "search_tools", "select_tools", "name_parts"]
 

@@ -20,8 +20,8 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._hosts import host_key, url_host
-from ..tool._base import ReadOnlyTool, ToolOutput, Validation
-from ..tool._context import ToolContext
+from .._tool._base import ReadOnlyTool, ToolOutput, Validation
+from .._tool._context import ToolContext
 from ._html_text import html_to_text
 
 __all__ = ["WebFetchTool", "WebFetchInput", "DomainRules", "html_to_text", "FetchError"]

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 import nbtoolsched as nts
 from nbtoolsched.models import tool_use
-from nbtoolsched.tool._decision import DecisionReason
+from nbtoolsched._tool._decision import DecisionReason
 
 
 class _Input(BaseModel):

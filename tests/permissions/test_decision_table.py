@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from nbtoolsched.permissions._engine import Permissions
-from nbtoolsched.tool._decision import Decision, DecisionReason
+from nbtoolsched._tool._decision import Decision, DecisionReason
 
 from .toolbox import TOOLS, bash, edit, fetch, outcome, read, write
 

@@ -12,7 +12,7 @@ from nbtoolsched.permissions._modes import MODES
 from nbtoolsched.permissions._errors import PermissionConfigError
 from nbtoolsched.permissions._base import PermissionGate
 from nbtoolsched.permissions._engine import Permissions
-from nbtoolsched.tool._decision import Decision, DecisionReason
+from nbtoolsched._tool._decision import Decision, DecisionReason
 
 from .toolbox import TOOLS, RecordingApprover, edit, mcp_tool, outcome, read, request_for, write
 

@@ -14,7 +14,7 @@ from nbtoolsched.permissions._base import HookEvent
 from nbtoolsched.permissions._problems import HookWarning
 from nbtoolsched.permissions._errors import PermissionConfigError
 from nbtoolsched.permissions._engine import Permissions
-from nbtoolsched.tool._context import ToolContext
+from nbtoolsched._tool._context import ToolContext
 
 from .toolbox import TOOLS, outcome
 

@@ -13,7 +13,7 @@ from nbtoolsched.permissions._approvals import ApprovalBroker
 from nbtoolsched.permissions._hooks import CommandHook, Hooks
 from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched._registry import ToolRegistry
-from nbtoolsched.tool._context import ToolContext
+from nbtoolsched._tool._context import ToolContext
 from nbtoolsched.tools import BashTool
 
 HOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"

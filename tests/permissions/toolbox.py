@@ -27,9 +27,9 @@ from pydantic import BaseModel
 from nbtoolsched.permissions._approvals import ApprovalAnswer
 from nbtoolsched.permissions._base import PermissionRequest
 from nbtoolsched.permissions._engine import Permissions
-from nbtoolsched.tool._base import Tool
-from nbtoolsched.tool._context import ToolContext
-from nbtoolsched.tool._decision import Decision, DecisionReason
+from nbtoolsched._tool._base import Tool
+from nbtoolsched._tool._context import ToolContext
+from nbtoolsched._tool._decision import Decision, DecisionReason
 from nbtoolsched.tools import BashTool, EditTool, McpServerConfig, McpTool, ReadTool, WebFetchTool, WriteTool
 from nbtoolsched.tools.mcp._manager import McpServerConnection
 

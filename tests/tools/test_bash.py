@@ -24,8 +24,8 @@ from nbtoolsched.permissions._base import PermissionRequest
 from nbtoolsched._registry import ToolRegistry
 from nbtoolsched.speculation import Overlay
 from nbtoolsched.speculation._gate import SpeculationGate
-from nbtoolsched.tool._abort import INTERRUPT, USER_ABORT, AbortSignal
-from nbtoolsched.tool._context import ToolContext
+from nbtoolsched._tool._abort import INTERRUPT, USER_ABORT, AbortSignal
+from nbtoolsched._tool._context import ToolContext
 from nbtoolsched.tools import _bash as bash_module
 from nbtoolsched.tools import _bash_processes as bash_processes
 from nbtoolsched.tools._bash import BashInput, BashResult, BashTool, command_env, to_output

@@ -9,7 +9,7 @@ import pytest
 
 import nbtoolsched as nts
 from nbtoolsched._registry import ToolRegistry
-from nbtoolsched.tool._abort import INTERRUPT, AbortSignal
+from nbtoolsched._tool._abort import INTERRUPT, AbortSignal
 from nbtoolsched.tools._sleep import SleepTool
 
 

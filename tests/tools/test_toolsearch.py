@@ -13,7 +13,7 @@ import nbtoolsched as nts
 from nbtoolsched.execution._prepare import discovered_tools
 from nbtoolsched._messages import TextBlock, ToolReferenceBlock
 from nbtoolsched._registry import ToolRegistry
-from nbtoolsched.tool._base import Tool
+from nbtoolsched._tool._base import Tool
 from nbtoolsched.tools._bash import BashTool
 from nbtoolsched.tools._toolsearch import ToolSearchTool, name_parts, search_tools
 

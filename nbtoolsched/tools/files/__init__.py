@@ -8,7 +8,7 @@ the same results otherwise (``GrepTool(engine="python")`` forces it).
 
 from typing import Any
 
-from ...tool._base import Tool
+from ..._tool._base import Tool
 from ._edit import EditTool
 from ._glob import GlobTool
 from ._grep import GrepTool

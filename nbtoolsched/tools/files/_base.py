@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ...tool._base import InputT, Tool, ToolOutput, Validation
-from ...tool._context import ToolContext
+from ..._tool._base import InputT, Tool, ToolOutput, Validation
+from ..._tool._context import ToolContext
 from ._paths import backfill_path, resolve
 
 __all__ = ["PathTool", "CheckedWriteTool"]

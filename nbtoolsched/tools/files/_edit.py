@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool._context import ToolContext
-from ...tool._base import ToolOutput, Validation
+from ..._tool._context import ToolContext
+from ..._tool._base import ToolOutput, Validation
 from ._base import PathTool
 from ._diff import diff_snippet
 from ._guard import remember_write, stale_read_error

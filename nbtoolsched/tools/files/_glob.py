@@ -14,8 +14,8 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool._base import ReadOnlyTool, ToolOutput, Validation
-from ...tool._context import ToolContext
+from ..._tool._base import ReadOnlyTool, ToolOutput, Validation
+from ..._tool._context import ToolContext
 from ._base import PathTool
 from ._globs import GlobSyntaxError, path_matcher
 from ._paths import display, missing_path_message, resolve

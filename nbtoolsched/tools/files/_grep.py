@@ -15,8 +15,8 @@ from typing import Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool._base import ReadOnlyTool, ToolOutput, Validation
-from ...tool._context import ToolContext
+from ..._tool._base import ReadOnlyTool, ToolOutput, Validation
+from ..._tool._context import ToolContext
 from ._base import PathTool
 from ._globs import split_glob_argument
 from ._paths import display, missing_path_message

@@ -6,7 +6,7 @@ never read, or that changed on disk since, would clobber work it does not know a
 
 from __future__ import annotations
 
-from ...tool._context import ToolContext
+from ..._tool._context import ToolContext
 
 __all__ = ["stale_read_error", "remember_write"]
 

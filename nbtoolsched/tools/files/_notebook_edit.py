@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ...tool._context import ToolContext
-from ...tool._base import ToolOutput
+from ..._tool._context import ToolContext
+from ..._tool._base import ToolOutput
 from ._base import CheckedWriteTool
 from ._guard import remember_write, stale_read_error
 from ._notebook import NotebookError, cell_label, find_cell, load_notebook, new_cell, save_notebook

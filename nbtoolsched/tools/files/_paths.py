@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 
-from ...tool._context import ToolContext
+from ..._tool._context import ToolContext
 
 __all__ = ["resolve", "display", "similar_names", "missing_path_message", "backfill_path"]
 

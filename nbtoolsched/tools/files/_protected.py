@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterable
 
-from ...tool._base import Tool
-from ...tool._context import ToolContext
+from ..._tool._base import Tool
+from ..._tool._context import ToolContext
 
 __all__ = ["protected_filter", "drop_protected"]
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..._messages import ImageBlock, TextBlock
-from ...tool._base import ReadOnlyTool, ToolOutput, Validation
-from ...tool._context import ToolContext
+from ..._tool._base import ReadOnlyTool, ToolOutput, Validation
+from ..._tool._context import ToolContext
 from ._base import PathTool
 from ._notebook import load_notebook, render_notebook
 from ._paths import display, missing_path_message

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ...tool._abort import AbortError, AbortSignal
+from ..._tool._abort import AbortError, AbortSignal
 from ._walk import VCS_DIRS
 
 __all__ = ["find_rg", "run_rg", "stream_rg", "RgRun", "RgStatus", "LineSplitter", "LongTail", "BASE_FLAGS", "SearchTimeout"]

@@ -21,7 +21,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Iterable, Iterator, Literal, Protocol, Sequence, TypeVar
 
-from ...tool._abort import AbortSignal
+from ..._tool._abort import AbortSignal
 from ._globs import GlobSyntaxError
 from ._ripgrep import BASE_FLAGS, VCS_GLOBS, LineSplitter, LongTail, RgRun, SearchTimeout, find_rg, run_rg, stream_rg
 from ._walk import VCS_DIRS, WalkFilter, walk_files

@@ -11,8 +11,8 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...tool._context import ToolContext
-from ...tool._base import ToolOutput
+from ..._tool._context import ToolContext
+from ..._tool._base import ToolOutput
 from ._base import CheckedWriteTool
 from ._diff import diff_snippet
 from ._guard import remember_write, stale_read_error

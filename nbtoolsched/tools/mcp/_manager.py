@@ -14,7 +14,7 @@ import os
 import tempfile
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from ...tool._base import ToolOutput
+from ..._tool._base import ToolOutput
 from ._config import McpServerConfig, parse_mcp_config
 from ._tool import McpTool, content_blocks
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from ..._messages import ImageBlock, TextBlock
 from pydantic import BaseModel
 
-from ...tool._base import Tool, ToolOutput
-from ...tool._context import ToolContext
+from ..._tool._base import Tool, ToolOutput
+from ..._tool._context import ToolContext
 from ._config import normalize_name
 from ._schema import arguments_of, model_from_schema
 
