@@ -55,7 +55,7 @@ from .scheduling._handle import RunHandle
 from .scheduling._partition import Batch, partition_tool_calls
 from .scheduling._scheduler import DEFAULT, Scheduler
 from .scheduling._trace import Trace
-from .shell._model import ShellParseError
+from .shell import ShellParseError
 from .speculation import OverlayConflict, Speculation, speculate
 from ._tool._abort import INTERRUPT, USER_ABORT, AbortError, AbortSignal
 from ._tool._base import ReadOnlyTool, Tool, ToolOutput, Validation

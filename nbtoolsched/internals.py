@@ -26,8 +26,7 @@ from .scheduling._engine import (
 from .scheduling._merge import merge_capped
 from .scheduling._partition import partition_prepared
 from .scheduling._timeline import render_svg_timeline, render_text_timeline
-from .shell._parse import parse_command
-from .shell._readonly import ReadOnlyVerdict, analyze
+from .shell import ReadOnlyVerdict, analyze, parse_command
 from .speculation._gate import SpeculationGate
 from ._tool._abort import SIBLING_ERROR, STREAMING_FALLBACK
 from ._tool._decision import DecisionReason

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..sandbox._settings import Placement
+from ..shell import (MAX_COMMAND_CHARS, MAX_LINK_WALK, ReadTargets, allow_candidates, command_line, config_write,
+                     deny_candidates, first_word, inside_working_dirs, line_names, links_under, parse_command,
+                     paths_for_check, read_targets, relative_bases, safety_concern, shell_paths_for_check, written_words)
 from ..shell._braces import brace_words
 from ..shell._flags import long_option_matches
-from ..shell._invocations import command_line
-from ..shell._parse import MAX_COMMAND_CHARS, parse_command
 from ..shell._sed import sed_script_problem
 from .._tool._decision import Decision, DecisionReason
 from .._tool._base import Tool
@@ -32,12 +33,8 @@ from ._matching import (
     shell_rule_matches,
 )
 from ._modes import ACCEPT_EDITS_COMMANDS
-from ._paths import MAX_LINK_WALK, inside_working_dirs, links_under, paths_for_check, safety_concern, shell_paths_for_check
 from ._rules import Behavior, PermissionRule, RuleSet
-from ._shell_config_writes import config_write, written_words
-from ._shell_places import relative_bases
-from ._shell_reads import ReadTargets, line_names, read_targets
-from ._shell_rules import allow_candidates, deny_candidates, first_word, suggest_shell_rule
+from ._shell_rules import suggest_shell_rule
 
 __all__ = ["CallFacts", "tool_kind", "builtin_check", "is_immune_ask", "shell_field", "read_protection"]
 

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from ..shell._parse import subcommand_strings
-from ..shell._readonly import analyze
+from ..shell import analyze, shows_repository_content, subcommand_strings
 from .._tool._abort import AbortError
 from .._tool._decision import PASSTHROUGH, Decision, DecisionReason
 from .._tool._base import PermissionKind, Tool, overrides
@@ -47,7 +46,6 @@ from ..sandbox._mounts import masks_coverage
 from ..sandbox._settings import SandboxSettings
 from ._sandbox import settings_from_python, with_rules
 from ._settings import load_settings
-from ._shell_reads import shows_repository_content
 from ._shell_rules import suggest_shell_rule
 
 __all__ = ["Permissions", "Explanation", "default_splitter"]

@@ -461,7 +461,7 @@ def _may_run(rule: PermissionRule, command: str) -> bool:
 
 def _subcommands(command: str) -> list[str] | None:
     try:
-        from ..shell._parse import subcommand_strings
+        from ..shell import subcommand_strings
 
         return subcommand_strings(command)
     except Exception:  # noqa: BLE001 - cannot parse: the hook runs

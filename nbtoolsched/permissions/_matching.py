@@ -12,10 +12,10 @@ import os
 from typing import Callable, Iterable
 
 from .._hosts import host_key, url_host
-from ..shell._invocations import command_line
-from ._paths import compile_path_pattern, paths_for_check, pattern_may_match_within
+from ..shell import allow_candidates, command_line, deny_candidates, paths_for_check
+from ._paths import compile_path_pattern, pattern_may_match_within
 from ._rules import EDIT_RULE_TOOLS, READ_RULE_TOOLS, SHELL_RULE_TOOLS, PermissionRule
-from ._shell_rules import ShellPattern, allow_candidates, compile_shell_pattern, deny_candidates
+from ._shell_rules import ShellPattern, compile_shell_pattern
 
 __all__ = [
     "shell_pattern",

@@ -19,7 +19,8 @@ from typing import Any, Iterable
 from ..sandbox._policy import NetworkPolicy, PathSet
 from ..sandbox._settings import SandboxSettings
 from ._errors import PermissionConfigError
-from ._paths import compile_path_pattern, is_inside, pattern_may_match_within
+from ..shell import is_inside
+from ._paths import compile_path_pattern, pattern_may_match_within
 from ._problems import LoadProblem, SettingsWarning
 from ._rules import PermissionRule
 

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from ..shell._parse import strip_env_prefix, strip_wrappers
+from ..shell import rule_prefix
 
 __all__ = [
     "ShellPattern",
@@ -193,57 +193,7 @@ def _wildcard_body(pattern: str) -> str:
     return "".join(parts)
 
 
-def deny_candidates(command: str) -> list[str]:
-    """Spellings a deny/ask rule is tried on: every env assignment and wrapper peeled off."""
-    forms = [command.strip()]
-    while True:
-        unenv = strip_env_prefix(forms[-1])
-        bare = strip_wrappers(unenv)
-        new = [f for f in dict.fromkeys((unenv, bare)) if f and f not in forms]
-        if not new:
-            return forms
-        forms.extend(new)
-
-
-def allow_candidates(command: str) -> list[str]:
-    """Spellings an allow rule is tried on: only safe env vars, then wrappers, peeled off."""
-    forms = [command.strip()]
-    safe = strip_env_prefix(forms[0], safe_only=True)
-    for form in (safe, strip_wrappers(safe)):
-        if form and form not in forms:
-            forms.append(form)
-    return forms
-
-
-def first_word(command: str) -> str:
-    words = shell_words(command)
-    return words[0] if words else ""
-
-
-_WORDS_SPLIT = 8192  # shlex takes time quadratic in a word's length: only this much is split
-
-
-def shell_words(command: str) -> list[str]:
-    """The command's words as the shell splits them (plain whitespace split if it cannot).
-    Of a longer command only the first _WORDS_SPLIT characters are split (callers want its
-    first words; a 1 MB command took 17 s in shlex)."""
-    if len(command) > _WORDS_SPLIT:
-        command = command[:_WORDS_SPLIT]
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return command.split()
-
-
 def suggest_shell_rule(command: str, tool_name: str = "Bash") -> str | None:
     """A prefix rule a person might want to save for this command (``Bash(git log:*)``)."""
-    stripped = deny_candidates(command)[-1]
-    words = shell_words(stripped)
-    if not words:
-        return None
-    head = words[:2] if len(words) > 1 and re.fullmatch(r"[a-z][a-z0-9_-]*", words[1]) else words[:1]
-    prefix = " ".join(head)
-    if any(ch in prefix for ch in "*()\\$`"):
-        return None
-    return f"{tool_name}({prefix}:*)"
-
+    prefix = rule_prefix(command)
+    return None if prefix is None else f"{tool_name}({prefix}:*)"

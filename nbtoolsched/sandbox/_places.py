@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from ..shell._config_places import GIT_RUN_PLACES, RISKY_DIRS, RISKY_FILES, XDG_RISKY
+from ..shell import GIT_RUN_PLACES, RISKY_DIRS, RISKY_FILES, XDG_RISKY
 
 __all__ = ["Watches", "find_places", "settle", "release_placeholders", "PROTECT_DEPTH", "SKIP_DESCENT"]
 

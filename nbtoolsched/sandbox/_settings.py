@@ -24,7 +24,7 @@ from typing import Literal
 
 from .._errors import ConfigurationError
 from ._policy import MODEL_SECRETS, NetworkPolicy, PathSet, SandboxKind, SandboxPolicy
-from ..shell._invocations import command_line
+from ..shell import command_line
 from ._probe import Availability, availability, known_availability, switch, warn_once
 
 __all__ = ["SandboxSettings", "Placement", "FIX_HINT"]

@@ -27,7 +27,7 @@ from .._tool._decision import Decision, DecisionReason
 from .._tool._base import Tool, Validation
 from .._tool._context import ToolContext
 from ..sandbox._failures import sandbox_failure
-from ..shell._network import network_use
+from ..shell import network_use
 from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind, Budget
 from ._overlay import Overlay, PathOutsideCwd
 from ._safefs import UnsafePath

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ..sandbox._overlay import KernelOverlay, StatEntry, UpperEntry, lstat_or_none as _lstat, now_entry, stat_manifest, upper_entries
 from ._safefs import UnsafePath
-from ..shell._config_places import safety_concern
+from ..shell import safety_concern
 from ._overlay import Conflict, FileChange, OverlayConflict, PathOutsideCwd, is_inside, unified_diff
 
 __all__ = ["KernelView", "CACHE_NAMES"]

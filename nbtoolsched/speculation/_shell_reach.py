@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import os
 
-from ..permissions._paths import links_under, shell_paths_for_check
-from ..permissions._shell_reads import read_targets
-from ..permissions._shell_rules import deny_candidates, shell_words
-from ..shell._parse import parse_command, subcommand_strings
+from ..shell import deny_candidates, links_under, parse_command, read_targets, shell_paths_for_check, shell_words, subcommand_strings
 from ._overlay import is_inside
 
 __all__ = ["reach_outside"]

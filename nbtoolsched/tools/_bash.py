@@ -29,8 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..sandbox import Availability, KernelOverlay, Placement, SandboxPolicy, SandboxSettings, Wrapped, wrap
 from ..sandbox._failures import sandbox_failure
 from ..sandbox._settings import FIX_HINT
-from ..shell._gitrepo import MAX_INDEX_BYTES, find_repository
-from ..shell._readonly import analyze, is_benign_exit
+from ..shell import MAX_INDEX_BYTES, analyze, find_repository, is_benign_exit
 from .._tool._abort import INTERRUPT, AbortError
 from .._tool._decision import Decision, DecisionReason
 from .._tool._base import Tool, ToolOutput, Validation

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nbtoolsched.permissions._engine import Permissions
-from nbtoolsched.permissions._paths import paths_for_check, shell_paths_for_check
-from nbtoolsched.permissions._shell_reads import read_targets
+from nbtoolsched.shell import paths_for_check, shell_paths_for_check
+from nbtoolsched.shell._reads import read_targets
 
 from .toolbox import outcome
 

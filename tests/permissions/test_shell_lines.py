@@ -1,5 +1,5 @@
 """Where a Bash line's relative names lead, and when it may change a tool's config
-(permissions/_shell_places.py, _shell_config_writes.py), checked against what the real bash does."""
+(shell/_places.py, shell/_writes.py), checked against what the real bash does."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nbtoolsched.permissions._shell_config_writes import config_write
-from nbtoolsched.permissions._shell_places import relative_bases
+from nbtoolsched.shell._writes import config_write
+from nbtoolsched.shell._places import relative_bases
 from tests.bypass_kit import Refuser, make_project, run_one, scheduler
 
 BASH = shutil.which("bash")

@@ -21,13 +21,13 @@ import os
 import re
 from typing import Iterator, Sequence
 
-from ..shell._braces import brace_words
-from ..shell._flags import long_option_matches
-from ..shell._invocations import command_line
-from ..shell._parse import parse_command
-from ..shell._config_places import RISKY_DIRS, RISKY_FILES, risky_folder_at, safety_concern
-from ._shell_places import makes_links, unquoted
-from ._shell_reads import input_text
+from ._braces import brace_words
+from ._flags import long_option_matches
+from ._invocations import command_line
+from ._parse import parse_command
+from ._config_places import RISKY_DIRS, RISKY_FILES, risky_folder_at, safety_concern
+from ._places import makes_links, unquoted
+from ._reads import input_text
 
 __all__ = ["config_write", "written_words"]
 

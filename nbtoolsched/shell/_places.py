@@ -22,11 +22,11 @@ import os
 import re
 from typing import Sequence
 
-from ..shell._flags import long_option_matches
-from ..shell._invocations import Invocation, command_line
-from ..shell._parse import parse_command, subcommand_strings
+from ._flags import long_option_matches
+from ._invocations import Invocation, command_line
+from ._parse import parse_command, subcommand_strings
 from ._paths import links_under, shell_paths_for_check
-from ._shell_reads import input_text
+from ._reads import input_text
 
 __all__ = ["makes_links", "relative_bases", "unquoted"]
 

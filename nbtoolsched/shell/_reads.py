@@ -16,14 +16,14 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..shell._braces import MAX_BRACE_WORDS, brace_words
-from ..shell._parse import SimpleCommand, parse_command
-from ..shell._allowlists import FLAG_COMMANDS
-from ..shell._flags import long_option_matches, parse_flags
-from ..shell._gitrepo import RepositoryError, find_repository
-from ..shell._invocations import command_line
-from ..shell._jq import jq_loads_files
-from ..shell._sed import sed_script_problem
+from ._braces import MAX_BRACE_WORDS, brace_words
+from ._parse import SimpleCommand, parse_command
+from ._allowlists import FLAG_COMMANDS
+from ._flags import long_option_matches, parse_flags
+from ._gitrepo import RepositoryError, find_repository
+from ._invocations import command_line
+from ._jq import jq_loads_files
+from ._sed import sed_script_problem
 
 __all__ = ["shows_repository_content", "ReadTargets", "command_reads", "input_text", "line_names", "read_targets"]
 
