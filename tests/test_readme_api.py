@@ -3,11 +3,14 @@
 import json
 from pathlib import Path
 
+import pytest
+
 import nbtoolsched as nts
 from nbtoolsched.models._scripted import tool_use
 from nbtoolsched.speculation import agent_loop
 
 
+@pytest.mark.kernel_overlay  # its speculation runs in the kernel overlay where it starts
 async def test_the_readme_sketch_runs(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".claude").mkdir()

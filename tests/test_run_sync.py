@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 import nbtoolsched as nts
 
 
@@ -16,6 +18,7 @@ def test_run_sync_in_a_script_returns_the_results(tmp_path):
     assert "hello" in results[0].text
 
 
+@pytest.mark.heavy  # a subprocess that imports the package
 def test_run_sync_inside_a_running_loop_applies_nest_asyncio2_only_then(tmp_path):
     """In a running loop (a notebook cell) it drives that loop; nest-asyncio2 is applied lazily.
 

@@ -54,9 +54,9 @@ async def test_an_overloaded_model_hands_the_turn_to_the_fallback(scheduler: nts
     assert result.stop_reason == "end_turn" and result.turns == 2 and result.final_text == "read it"
     assert primary.calls == 1 and fallback.turns_played == 2  # the rest of the run stays on the fallback
     assert tool_log == [("read", "a")]
-    switch = [e for e in events if isinstance(e, nts.ModelFallback)]
+    switch = [e for e in events if isinstance(e, nts.events.ModelFallback)]
     assert [(e.turn, e.from_model, e.to_model) for e in switch] == [(1, "primary", "backup")]
-    failed = [e for e in events if isinstance(e, nts.StreamFailed)]
+    failed = [e for e in events if isinstance(e, nts.events.StreamFailed)]
     assert [(e.error_kind, e.will_retry) for e in failed] == [("overloaded", True)]
     validate_transcript(result.messages)
     path = agent.transcript.path
@@ -82,7 +82,7 @@ async def test_an_overload_mid_answer_discards_its_calls_and_answers_them_in_the
     assert tool_log == [("read", "a")]  # it had started; the write never did
     assert result.messages == [{"role": "user", "content": [{"type": "text", "text": "go"}]},
                                {"role": "assistant", "content": [{"type": "text", "text": "Nothing to change."}]}]
-    stopped = [e for e in events if isinstance(e, nts.ResultEvent)]
+    stopped = [e for e in events if isinstance(e, nts.events.ResultEvent)]
     assert [(e.tool_name, e.status) for e in stopped] == [("read", "cancelled")]
     lines = entries(agent.transcript.path)
     abandoned = [e for e in lines if e["type"] == "assistant" and e["message"]["content"][0]["type"] == "tool_use"]
@@ -107,8 +107,8 @@ async def test_repeated_failures_fall_back_once_the_retries_are_spent(scheduler)
     events = record(agent)
     result = await agent.run("go")
     assert result.final_text == "from the fallback" and primary.turns_played == 2
-    assert [e.will_retry for e in events if isinstance(e, nts.StreamFailed)] == [True, True]
-    assert len([e for e in events if isinstance(e, nts.ModelFallback)]) == 1
+    assert [e.will_retry for e in events if isinstance(e, nts.events.StreamFailed)] == [True, True]
+    assert len([e for e in events if isinstance(e, nts.events.ModelFallback)]) == 1
     validate_transcript(result.messages)
 
 
@@ -125,7 +125,7 @@ async def test_when_the_fallback_fails_too_the_run_ends_with_the_error(scheduler
     events = record(agent)
     result = await agent.run("go")
     assert result.stop_reason == "model_error" and result.error.overloaded
-    assert len([e for e in events if isinstance(e, nts.ModelFallback)]) == 1  # one switch, never back and forth
+    assert len([e for e in events if isinstance(e, nts.events.ModelFallback)]) == 1  # one switch, never back and forth
     validate_transcript(result.messages)
 
 
@@ -154,8 +154,8 @@ async def test_a_run_can_bring_its_own_approver_mode_and_cap(guarded, tool_log) 
     result = await agent.run("go", approver=nts.ApprovalBroker("deny"), max_concurrency=1)
     first = result.messages[2]["content"][0]
     assert first["is_error"] and tool_log[0] == ("read", "x")  # the write was refused by the run's approver
-    starts = {e.tool_use_id: e.time for e in events if isinstance(e, nts.CallStarted)}
-    ends = {e.tool_use_id: e.time for e in events if isinstance(e, nts.ResultEvent)}
+    starts = {e.tool_use_id: e.time for e in events if isinstance(e, nts.events.CallStarted)}
+    ends = {e.tool_use_id: e.time for e in events if isinstance(e, nts.events.ResultEvent)}
     reads = [b["id"] for b in result.messages[3]["content"]]
     assert starts[reads[1]] >= ends[reads[0]]  # max_concurrency=1: one read after the other
     again = Agent(ScriptedModel([[tool_use("write", path="b")], "done"]), guarded)

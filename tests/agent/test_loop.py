@@ -64,10 +64,10 @@ async def test_results_follow_tool_use_order_even_when_a_later_call_finishes_fir
 async def test_a_tool_starts_while_the_model_is_still_streaming(scheduler: nts.Scheduler) -> None:
     script = [Turn([tool_use("read", path="a"), text("thinking aloud for a while")], delay_before_block=0.15), "ok"]
     result = await run(scheduler, script)
-    started = result.trace.of_kind("started")[0].time
+    started = result.trace.of_kind("call_started")[0].time
     blocks = [e for e in result.trace.events if e.kind == "model_block" and e.turn == 1]
     assert started < blocks[-1].time
-    finished = result.trace.of_kind("finished")[0].time
+    finished = result.trace.of_kind("result_event")[0].time
     assert finished < blocks[-1].time  # it even finished before the answer was complete
 
 
@@ -75,7 +75,7 @@ async def test_in_batch_mode_tools_start_only_after_the_stream_ends(scheduler: n
     script = [Turn([tool_use("read", path="a"), text("more")], delay_before_block=0.05), "ok"]
     result = await run(scheduler, script, streaming=False)
     last_block = [e for e in result.trace.events if e.kind == "model_block"][1].time
-    assert result.trace.of_kind("started")[0].time > last_block
+    assert result.trace.of_kind("call_started")[0].time > last_block
 
 
 async def test_the_model_is_shown_the_registry_tools_and_the_system_prompt(scheduler: nts.Scheduler) -> None:
@@ -94,7 +94,7 @@ async def test_the_loop_events_share_one_trace_with_the_scheduler_events(schedul
     kinds = [e.kind for e in result.trace.events]
     assert kinds[0] == "agent_started" and kinds[-1] == "agent_finished"
     assert kinds.count("turn_started") == kinds.count("turn_finished") == 3
-    assert {"queued", "started", "finished", "model_block", "model_finished"} <= set(kinds)
+    assert {"call_queued", "call_started", "result_event", "model_block", "model_finished"} <= set(kinds)
     assert seen == kinds  # scheduler-wide listeners see the loop's events too
     assert result.trace.of_kind("agent_finished")[0].result is result
 
@@ -168,7 +168,7 @@ async def test_abort_mid_stream_answers_finished_calls_and_drops_the_unfinished_
 ) -> None:
     script = [Turn([tool_use("read", path="a"), tool_use("read", path="b")], delay_before_block=0.3)]
     agent = Agent(ScriptedModel(script), scheduler)
-    agent.subscribe(lambda e: e.kind == "finished" and agent.abort())
+    agent.subscribe(lambda e: e.kind == "result_event" and agent.abort())
     start = time.monotonic()
     result = await agent.run("go")
     validate_transcript(result.messages)
@@ -188,13 +188,13 @@ async def test_abort_mid_stream_in_batch_mode_answers_every_finished_call_as_not
     assert result.stop_reason == "aborted_streaming"
     only = results_of(result.messages[2])
     assert len(only) == 1 and only[0]["is_error"] and "stopped" in only[0]["content"]
-    assert not scheduler.last_trace or not scheduler.last_trace.of_kind("started")
+    assert not scheduler.last_trace or not scheduler.last_trace.of_kind("call_started")
 
 
 async def test_abort_mid_tools_stops_a_long_call_and_says_so(scheduler: nts.Scheduler, tool_log: list) -> None:
     script = [[tool_use("read", path="long", seconds=30), tool_use("write", path="after")], "never"]
     agent = Agent(ScriptedModel(script), scheduler)
-    agent.subscribe(lambda e: e.kind == "started" and asyncio.get_running_loop().call_later(0.05, agent.abort))
+    agent.subscribe(lambda e: e.kind == "call_started" and asyncio.get_running_loop().call_later(0.05, agent.abort))
     start = time.monotonic()
     result = await agent.run("go")
     validate_transcript(result.messages)
@@ -210,7 +210,7 @@ async def test_abort_mid_tools_stops_a_long_call_and_says_so(scheduler: nts.Sche
 async def test_an_interrupt_lets_blocking_tools_finish_and_adds_no_note(scheduler: nts.Scheduler, streaming: bool) -> None:
     script = [[tool_use("read", path="keeps going", seconds=0.2), tool_use("tick", seconds=30)], "never"]
     agent = Agent(ScriptedModel(script), scheduler, streaming=streaming)
-    agent.subscribe(lambda e: e.kind == "started" and e.tool_name == "tick" and agent.abort("interrupt"))
+    agent.subscribe(lambda e: e.kind == "call_started" and e.tool_name == "tick" and agent.abort("interrupt"))
     result = await agent.run("go")
     validate_transcript(result.messages)
     assert result.stop_reason == "aborted_tools" and result.abort_reason == "interrupt"
@@ -222,7 +222,7 @@ async def test_an_interrupt_lets_blocking_tools_finish_and_adds_no_note(schedule
 async def test_an_abort_signal_passed_to_run_stops_it(scheduler: nts.Scheduler) -> None:
     signal = nts.AbortSignal()
     agent = Agent(ScriptedModel([[tool_use("read", path="a", seconds=30)]]), scheduler)
-    agent.subscribe(lambda e: e.kind == "started" and signal.abort())
+    agent.subscribe(lambda e: e.kind == "call_started" and signal.abort())
     result = await agent.run("go", abort=signal)
     validate_transcript(result.messages)
     assert result.stop_reason == "aborted_tools"
@@ -241,7 +241,7 @@ async def test_a_rejected_call_stops_the_turn(scheduler: nts.Scheduler, streamin
 async def test_cancelling_the_run_task_leaves_every_call_answered(scheduler: nts.Scheduler) -> None:
     agent = Agent(ScriptedModel([[tool_use("read", path="a", seconds=30)]]), scheduler)
     started = asyncio.Event()
-    agent.subscribe(lambda e: e.kind == "started" and started.set())
+    agent.subscribe(lambda e: e.kind == "call_started" and started.set())
     task = asyncio.ensure_future(agent.run("go"))
     await started.wait()
     task.cancel()
@@ -278,7 +278,7 @@ async def test_a_failed_stream_is_retried_once_with_a_fresh_executor(scheduler: 
     assert [r["content"] for r in results_of(result.messages[2])] == ["read second try"]
     failed = [e for e in events if e.kind == "stream_failed"]
     assert len(failed) == 1 and failed[0].will_retry and failed[0].error_kind == "stream_error"
-    discarded = [e for e in events if e.kind == "finished" and e.status == "cancelled"]
+    discarded = [e for e in events if e.kind == "result_event" and e.status == "cancelled"]
     assert len(discarded) == 1  # the call started by the failed answer was stopped
 
 

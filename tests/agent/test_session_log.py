@@ -62,6 +62,7 @@ async def test_the_agent_writes_claude_codes_jsonl_and_it_reads_back(scheduler: 
     assert results[4]["toolUseResult"].startswith("Error: ")
 
 
+@pytest.mark.heavy  # real hook scripts (bash + jq) for every call
 async def test_a_hook_reading_transcript_path_with_jq_finds_the_current_tool_use(registry: nts.ToolRegistry, tmp_path: Path) -> None:
     needs_jq()
     (tmp_path / ".claude").mkdir()
@@ -99,7 +100,7 @@ async def test_a_cancelled_run_leaves_a_valid_transcript_file(scheduler: nts.Sch
 
     agent = Agent(ScriptedModel([[tool_use("read", path="a", seconds=30)]]), scheduler)
     started = asyncio.Event()
-    agent.subscribe(lambda e: e.kind == "started" and started.set())
+    agent.subscribe(lambda e: e.kind == "call_started" and started.set())
     task = asyncio.ensure_future(agent.run("go"))
     await started.wait()
     task.cancel()

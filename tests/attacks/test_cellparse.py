@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 _CHILD = textwrap.dedent(
     """
     from nbtoolsched.notebook._cellparse import CellError, IdMaker, parse_cell
@@ -20,6 +22,7 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.heavy  # a child process that imports the package and parses 200 KB
 def test_escaped_quotes_make_the_json_depth_scan_quadratic():
     # _JSON_TOKENS tries every '"' as the start of a string, and from each one the
     # escaped quotes that follow ('\\"') run to the end of the cell: one regex search,

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 _CHILD = textwrap.dedent(
     """
     import asyncio, resource, sys
@@ -35,6 +37,7 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.heavy  # a child process greps a 16 MB file
 def test_grep_content_mode_memory_does_not_scale_with_the_matches(tmp_path):
     project = tmp_path / "proj"
     project.mkdir()

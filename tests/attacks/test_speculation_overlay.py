@@ -23,7 +23,7 @@ from nbtoolsched.speculation import Speculation, agent_loop, speculate
 SECRET = "TOPSECRET-91c2"
 
 
-@pytest.fixture(autouse=True, params=["paths", "kernel"])
+@pytest.fixture(autouse=True, params=["paths", pytest.param("kernel", marks=pytest.mark.kernel_overlay)])
 def overlay_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, _judged_by_the_parse: None) -> str:
     """Every attack on both overlays: Claude Code's path rewriting (no sandbox for
     commands, as on a machine without bubblewrap) and the kernel overlay."""

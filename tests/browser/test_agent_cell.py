@@ -10,7 +10,7 @@ import pytest
 
 from .test_jupyterlab import WAIT, _run_cell, browser_available, lab_page  # noqa: F401  (autouse fixture)
 
-pytestmark = [pytest.mark.timeout(400), pytest.mark.slow]
+pytestmark = [pytest.mark.timeout(400)]
 
 SETUP = '''%load_ext nbtoolsched
 from nbtoolsched.models import ScriptedModel, Turn, text, tool_use

@@ -47,9 +47,9 @@ async def test_529s_switch_to_the_fallback_whose_many_deltas_arrive_in_order(rep
     agent = Agent(model(replay, "claude-opus-4-1", 2), nts.Scheduler(nts.ToolRegistry(), cwd=tmp_path, session_dir=tmp_path),
                   fallback_model=model(replay, "claude-sonnet-4-6", 0))
     deltas: list[str] = []
-    switches: list[nts.ModelFallback] = []
-    agent.subscribe(lambda e: deltas.append(e.text) if isinstance(e, nts.TextDelta) else None)
-    agent.subscribe(lambda e: switches.append(e) if isinstance(e, nts.ModelFallback) else None)
+    switches: list[nts.events.ModelFallback] = []
+    agent.subscribe(lambda e: deltas.append(e.text) if isinstance(e, nts.events.TextDelta) else None)
+    agent.subscribe(lambda e: switches.append(e) if isinstance(e, nts.events.ModelFallback) else None)
     result = await agent.run("say many words")
     assert [r["json"]["model"] for r in replay.requests] == ["claude-opus-4-1"] * 3 + ["claude-sonnet-4-6"]
     assert [(s.from_model, s.to_model) for s in switches] == [("claude-opus-4-1", "claude-sonnet-4-6")]
@@ -69,8 +69,8 @@ async def test_an_overloaded_error_mid_stream_answers_the_abandoned_call_and_fal
     replay.replies.append(Reply.sse("text_only.txt"))
     sched = nts.Scheduler(nts.ToolRegistry([get_weather]), cwd=tmp_path, session_dir=tmp_path)
     agent = Agent(model(replay, "claude-opus-4-1", 0), sched, fallback_model=model(replay, "claude-sonnet-4-6", 0))
-    failures: list[nts.StreamFailed] = []
-    agent.subscribe(lambda e: failures.append(e) if isinstance(e, nts.StreamFailed) else None)
+    failures: list[nts.events.StreamFailed] = []
+    agent.subscribe(lambda e: failures.append(e) if isinstance(e, nts.events.StreamFailed) else None)
     result = await agent.run("weather?")
     assert [(f.error_kind, f.will_retry) for f in failures] == [("stream_error", True)]
     assert result.final_text.startswith("It is 64") and len(replay.requests) == 2

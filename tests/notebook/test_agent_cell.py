@@ -270,6 +270,7 @@ async def test_per_cell_mode_turn_limit_and_concurrency(shell, project):
     assert "batch" in shell.run_line_magic("toolsched", "trace").text()  # the cell's timeline
 
 
+@pytest.mark.kernel_overlay  # the speculation runs in the kernel overlay where it starts
 async def test_speculate_runs_from_the_conversation_and_accepting_continues_it(shell, project):
     shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
                    "m = ScriptedModel([[tool_use('Read', file_path='README.md')], 'read it',"

@@ -16,7 +16,7 @@ import pytest
 
 from .kernels import VARIANTS, click, create_subshell, execute, kernel_python, poll_json, running_kernel, supports_subshells
 
-pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
+pytestmark = [pytest.mark.timeout(300), pytest.mark.kernel]
 
 SETUP = '''%load_ext nbtoolsched
 import json

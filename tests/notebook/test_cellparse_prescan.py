@@ -40,6 +40,7 @@ def test_depth_is_still_refused() -> None:
         parse_cell("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), {}, lambda name: True, ["Read"], IdMaker())
 
 
+@pytest.mark.heavy  # hostile bodies large enough to show linear time
 @pytest.mark.parametrize("body", ['"[" + \'"\\\\\' * 300_000', "\"[\" + \"'\" + '\"\\\\\\n' * 200_000", "'[' * 50 + '\"' * 300_000"])
 def test_hostile_bodies_are_read_in_linear_time(body: str) -> None:
     code = textwrap.dedent(f"""

@@ -28,7 +28,7 @@ from .kernels import (
     supports_subshells,
 )
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.kernel]
 
 ROWS = ("import json\n"
         "print(json.dumps({k: [r.allow_button.model_id, r.deny_button.model_id] for k, r in run.panel._asking.items()}))")

@@ -57,7 +57,7 @@ async def test_stream_feeds_calls_one_by_one(shell, project):
     run = shell.user_ns["run"]
     results = await run
     assert len(results) == 3 and not any(r.is_error for r in results)
-    starts = [e.time for e in run.handle.trace.of_kind("started")]
+    starts = [e.time for e in run.handle.trace.of_kind("call_started")]
     assert len(starts) == 3
     # each call could only start once the "model" had streamed it: about 0.3 s apart
     assert starts[1] - starts[0] >= 0.2 and starts[2] - starts[1] >= 0.2
@@ -159,6 +159,7 @@ async def test_pending_approvals_and_trace(shell, project):
     assert "#" in bundle["text/plain"] and "?" in bundle["text/plain"]  # ran, and waited for a person
 
 
+@pytest.mark.kernel_overlay  # the speculation runs in the kernel overlay where it starts
 async def test_speculate_shows_the_overlay_diff_and_accepts(shell, project):
     shell.run_cell(
         "from nbtoolsched.models import ScriptedModel, tool_use\n"
@@ -182,6 +183,7 @@ async def test_speculate_shows_the_overlay_diff_and_accepts(shell, project):
     assert (project / "notes.txt").read_text() == "new\n"
 
 
+@pytest.mark.kernel_overlay
 async def test_speculate_reject_leaves_the_tree_alone(shell, project):
     shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
                    "m2 = ScriptedModel([[tool_use('Write', file_path='other.txt', content='x')], 'done'])\n")
@@ -319,6 +321,7 @@ async def test_settings_that_cannot_be_read_stop_the_extension_instead_of_droppi
         ip.run_line_magic("unload_ext", "nbtoolsched")
 
 
+@pytest.mark.kernel_overlay
 async def test_speculate_says_where_it_stopped_and_offers_no_empty_accept(shell, project):
     shell.run_cell("from nbtoolsched.models import ScriptedModel, tool_use\n"
                    "m3 = ScriptedModel([[tool_use('Write', file_path='n.txt', content='x')], 'I wrote the notes.'])\n")

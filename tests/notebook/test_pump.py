@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
+
 from nbtoolsched.notebook._pump import Handoff, UIPump
 
 from .conftest import wait_for
@@ -27,6 +29,7 @@ class View:
             raise RuntimeError("broken view")
 
 
+@pytest.mark.heavy  # renders at the pump's real rate for about a second
 async def test_many_marks_coalesce_into_few_renders():
     pump = UIPump(asyncio.get_running_loop(), rate=10)
     view = View()

@@ -118,6 +118,7 @@ async def test_garbage_output_blocks_under_strict_hooks(script, tmp_path):
     assert out.notices[0].blocked
 
 
+@pytest.mark.heavy  # waits for a hook's timeout, twice
 async def test_timeout_is_a_notice_and_blocks_under_strict_hooks(tmp_path):
     out = await hooks_with(command("slow.sh", timeout=0.5)).pre_tool_use(event(cwd=tmp_path))
     assert out.stop is None and out.notices[0].kind == "timeout" and "slow.sh" in out.notices[0].hook

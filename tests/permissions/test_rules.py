@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from nbtoolsched.permissions._errors import PermissionConfigError
 from nbtoolsched.permissions._rules import RuleValue, escape_rule_content, format_rule, make_rule, parse_rule, unescape_rule_content
 from nbtoolsched.permissions._matching import shell_rule_matches
-from nbtoolsched.permissions._paths import compile_path_pattern
+from nbtoolsched.permissions._path_patterns import compile_path_pattern
 from nbtoolsched.permissions._shell_rules import compile_shell_pattern
 
 
@@ -77,6 +77,11 @@ def test_examples_checked_at_load():
 def test_path_rule_examples(tmp_path):
     make_rule({"rule": "Read(/secrets/**)", "must_match": [str(tmp_path / "secrets/a/b")], "must_not_match": [str(tmp_path / "src/a")]}, "deny", root=str(tmp_path))
     make_rule({"rule": "WebFetch(domain:example.com)", "must_match": ["https://example.com/x"], "must_not_match": ["https://example.org"]}, "allow")
+    # The examples are checked for these kinds too, so a wrong one is refused at load.
+    with pytest.raises(PermissionConfigError, match="must_match"):
+        make_rule({"rule": "Read(/secrets/**)", "must_match": [str(tmp_path / "src/a")]}, "deny", root=str(tmp_path))
+    with pytest.raises(PermissionConfigError, match="must_not_match"):
+        make_rule({"rule": "WebFetch(domain:example.com)", "must_not_match": ["https://example.com/y"]}, "allow")
 
 
 @pytest.mark.parametrize(

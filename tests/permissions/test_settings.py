@@ -100,7 +100,9 @@ def test_project_dir_variable_in_hook_commands(layout):
     script = write(proj / ".claude/hooks/check.sh", "#!/bin/sh\nexit 0\n")
     script.chmod(0o755)
     write(proj / ".claude/settings.json", {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh'}]}]}})
-    Permissions.from_settings(proj, user)
+    perms = Permissions.from_settings(proj, user)
+    assert perms.load_warnings == []  # the variable names the project, so the script is found: no "does not exist"
+    assert perms.hooks and perms.hooks.matchers["PreToolUse"][0].hooks[0].command == '"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh'
 
 
 def test_other_claude_events_are_accepted_but_listed(layout):

@@ -1,5 +1,5 @@
-"""Eight rounds of attacks on the command-line analysis, run again with the analysis out of
-the way: every command is approved (bypass mode, and an approver that says yes), so only
+"""The attacks on the command-line analysis (tests/attacks/reads and tests/attacks/writes),
+run again with the analysis out of the way: every command is approved (bypass mode, and an approver that says yes), so only
 the OS sandbox stands between it and the secret or the git hook. Each must be contained:
 the secret never printed, nothing a later git or Claude Code run would execute changed.
 """
@@ -14,17 +14,21 @@ from pathlib import Path
 import pytest
 
 import nbtoolsched as nts
-from tests.attacks.test_config_writes import WRITES
-from tests.attacks.test_read_deny_round5 import NAMED_IN_BYPASS
-from tests.attacks.test_round6 import CONFIG_WRITES as ROUND6_WRITES, MOVED_READS as ROUND6_READS
-from tests.attacks.test_round7 import CONFIG_WRITES as ROUND7_WRITES, MOVED_READS as ROUND7_READS
-from tests.attacks.test_round8 import CONFIG_WRITES as ROUND8_WRITES, MOVED_READS as ROUND8_READS
+from tests.attacks.reads.test_cd import MOVED_READS as CD_READS
+from tests.attacks.reads.test_folder_variables import MOVED_READS as VARIABLE_READS
+from tests.attacks.reads.test_run_elsewhere import MOVED_READS as ELSEWHERE_READS
+from tests.attacks.reads.test_spellings import NAMED_IN_BYPASS
+from tests.attacks.writes.test_code_git_runs import CONFIG_WRITES as CODE_GIT_RUNS_WRITES
+from tests.attacks.writes.test_config_writes import WRITES
+from tests.attacks.writes.test_globs_and_expansions import CONFIG_WRITES as EXPANSION_WRITES
+from tests.attacks.writes.test_writers_and_wrappers import CONFIG_WRITES as WRITER_WRITES
 from tests.bypass_kit import READ_DENIES, SECRET, run_one
 
 from .test_bash_tool import Approver, git
 
-READS = list(dict.fromkeys([*NAMED_IN_BYPASS, *ROUND6_READS, *ROUND7_READS, *ROUND8_READS]))
-CONFIG_WRITES = list(dict.fromkeys([*WRITES, *ROUND6_WRITES, *ROUND7_WRITES, *ROUND8_WRITES]))
+# In the order the attacks were found (the ids of unprintable commands are their index).
+READS = list(dict.fromkeys([*NAMED_IN_BYPASS, *CD_READS, *ELSEWHERE_READS, *VARIABLE_READS]))
+CONFIG_WRITES = list(dict.fromkeys([*WRITES, *WRITER_WRITES, *EXPANSION_WRITES, *CODE_GIT_RUNS_WRITES]))
 WATCHED = (".git/hooks/pre-commit", ".git/config", ".claude/settings.json")
 
 

@@ -68,6 +68,7 @@ def test_read_only_calls_rerun_against_a_checkout_of_the_sessions_repository(tmp
     assert again.rerun is not None and again.rerun.different >= 1
 
 
+@pytest.mark.heavy  # starts worker processes that import the package
 def test_one_process_and_two_give_the_same_replays(tmp_path):
     tasks = [ReplayTask(fixture(name), Policy(allow=("Bash(ls:*)",))) for name in REAL * 3] + [ReplayTask(str(tmp_path / "nope.jsonl"))]
     one = run_sessions(tasks, workers=1, progress=False)

@@ -22,7 +22,7 @@ from nbtoolsched.scale._engines import ray_processes  # noqa: E402
 from .conftest import fixture  # noqa: E402
 from .helpers import alive, broken_task, pids_of, sleeper_task, work_task  # noqa: E402
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.ray, pytest.mark.timeout(300)]
 
 REAL = ["hand_parallel.jsonl", "hand_broken.jsonl", "fasthooks_main.jsonl", "fasthooks_studio.jsonl", "fasthooks_sidechain.jsonl"]
 

@@ -64,6 +64,7 @@ def test_synthetic_transcripts_are_what_a_seed_says(tmp_path):
     assert rep.totals().sessions == 5 and rep.totals().calls > 20
 
 
+@pytest.mark.heavy  # starts IPython and replays transcripts in it
 async def test_replay_magic_in_ipython(tmp_path, monkeypatch):
     """Async: the notebook session the extension makes lives on a running loop."""
     from IPython.core.interactiveshell import InteractiveShell

@@ -21,7 +21,10 @@ from nbtoolsched.shell._readonly import analyze
 from nbtoolsched.shell._allowlists import GIT_READONLY
 from nbtoolsched.tools._bash import command_env, private_git_index
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    pytest.mark.heavy,  # runs real git for every option of every allowed command
+]
 # Words that a positional-taking git command would turn into a ref, a path or a revision.
 VALUES = ("7", "probe")
 SKIP = {("git", "ls-remote"), ("git", "remote", "show")}  # these contact a remote

@@ -149,6 +149,7 @@ def heredocs(draw: st.DrawFn) -> str:
     return text + draw(FOLLOW)
 
 
+@pytest.mark.heavy  # 300 examples, each compared with what a real bash runs
 @needs_bash
 @settings(max_examples=300, deadline=None)
 @given(heredocs())

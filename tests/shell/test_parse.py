@@ -229,6 +229,7 @@ def test_the_package_imports_nothing_else_from_nbtoolsched() -> None:
     assert out.stdout.strip() == "['nbtoolsched._errors']"
 
 
+@pytest.mark.heavy  # a subprocess that imports the package
 def test_code_points_that_crash_tree_sitter_bash_are_harmless() -> None:
     """"{" then a plane-16 character segfaults tree-sitter-bash 0.25 (nondeterministically).
 

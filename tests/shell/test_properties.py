@@ -23,6 +23,7 @@ from .corpus import CORPUS
 READ_ONLY = sorted(case.command for case in CORPUS if analyze(case.command).read_only)
 BASH = shutil.which("bash")
 needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+pytestmark = pytest.mark.heavy  # random commands, many compared with what a real bash does
 
 # Ways to make any command do more than read. Newlines end comments and heredocs.
 ESCALATIONS = [

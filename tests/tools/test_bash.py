@@ -208,11 +208,11 @@ async def test_progress_arrives_while_the_command_still_runs(sched: nts.Schedule
     seen = []
     async for event in sched.stream([use(command, timeout=30_000)]):
         seen.append(event)
-        if event.kind == "progress" and event.data == {"stream": "stdout", "line": "first"}:
+        if event.kind == "progress_event" and event.data == {"stream": "stdout", "line": "first"}:
             marker.touch()
     kinds = [e.kind for e in seen]
-    assert kinds[-1] == "finished" and not seen[-1].result.is_error
-    assert {"stream": "stderr", "line": "second"} in [e.data for e in seen if e.kind == "progress"]
+    assert kinds[-1] == "result_event" and not seen[-1].result.is_error
+    assert {"stream": "stderr", "line": "second"} in [e.data for e in seen if e.kind == "progress_event"]
 
 
 # -- stopping: timeout, abort, cancellation ---------------------------------------------------------
@@ -222,18 +222,24 @@ async def test_timeout_kills_the_whole_group_quickly(sched: nts.Scheduler) -> No
     started = time.monotonic()
     events = [e async for e in sched.stream([use("echo $$; sleep 30 & sleep 30", timeout=500)])]
     elapsed = time.monotonic() - started
-    pgid = int(next(e.data["line"] for e in events if e.kind == "progress"))
+    pgid = int(next(e.data["line"] for e in events if e.kind == "progress_event"))
     result = events[-1].result
     assert result.is_error and "timed out" in result.text
     assert elapsed < 10, "a 0.5 s timeout must not wait for sleep 30"
     await assert_group_gone(pgid)
 
 
+def _unique_sleep() -> str:
+    """A sleep of 30-odd seconds whose command line is this test's alone."""
+    return f"sleep 30.{os.getpid()}{random.SystemRandom().randrange(10**6):06d}"
+
+
 async def test_abort_through_the_scheduler_kills_grandchildren(sched: nts.Scheduler) -> None:
     abort = AbortSignal()
-    command = "echo $$; bash -c 'sleep 30 & sleep 30'"
+    nap = _unique_sleep()  # no other test's process, on a busy machine, has this command line
+    command = f"echo $$; bash -c '{nap} & {nap}'"
     task = asyncio.ensure_future(sched.run_outcomes([use(command)], abort=abort))
-    pgid = await find_pgid("sleep 30")
+    pgid = await find_pgid(nap)
     abort.abort(USER_ABORT)
     result = await asyncio.wait_for(task, 10)
     [outcome] = result.outcomes
@@ -245,15 +251,16 @@ async def test_abort_through_the_scheduler_kills_grandchildren(sched: nts.Schedu
 async def test_abort_through_the_streaming_executor_kills_the_group(sched: nts.Scheduler) -> None:
     abort = AbortSignal()
     async with sched.streaming_executor(abort=abort) as ex:
-        ex.add_tool(use("echo $$; bash -c 'sleep 30.5 & sleep 30.5'"))
+        nap = _unique_sleep()
+        ex.add_tool(use(f"echo $$; bash -c '{nap} & {nap}'"))
         pgid = None
         outcomes = []
         async for update in ex.get_remaining_results():
-            if isinstance(update, nts.ProgressEvent) and pgid is None:
+            if isinstance(update, nts.events.ProgressEvent) and pgid is None:
                 pgid = int(update.data["line"])
-                await find_pgid("sleep 30.5")
+                await find_pgid(nap)
                 abort.abort(USER_ABORT)
-            elif not isinstance(update, nts.ProgressEvent):
+            elif isinstance(update, nts.events.ResultEvent):
                 outcomes.append(update)
     assert pgid is not None
     assert [o.status for o in outcomes] == ["cancelled"]
@@ -270,6 +277,7 @@ async def test_cancelling_the_call_kills_the_group(tmp_path: Path) -> None:
     await assert_group_gone(pgid)
 
 
+@pytest.mark.heavy  # lets a blocking bash finish its one-second sleep
 async def test_interrupt_stops_sleep_but_not_a_blocking_bash(sched: nts.Scheduler) -> None:
     abort = AbortSignal()
     async with sched.streaming_executor(abort=abort) as ex:
@@ -278,7 +286,7 @@ async def test_interrupt_stops_sleep_but_not_a_blocking_bash(sched: nts.Schedule
         await asyncio.sleep(0.2)
         assert not ex.interruptible  # Bash would block a new message
         abort.abort(INTERRUPT)
-        outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
+        outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if isinstance(u, nts.events.ResultEvent)}
     assert outcomes["s"].status == "cancelled"
     assert outcomes["b"].status == "completed" and outcomes["b"].result.text == "done"
 
@@ -292,7 +300,7 @@ async def test_a_failing_command_cancels_its_running_siblings(sched: nts.Schedul
         ex.add_tool(use("sleep 32.5; echo x", "slow"))
         pgid = await find_pgid("sleep 32.5")
         ex.add_tool(use("false", "bad"))
-        outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
+        outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if isinstance(u, nts.events.ResultEvent)}
     assert time.monotonic() - started < 20
     assert outcomes["bad"].status == "error" and "Exit code 1" in outcomes["bad"].result.text
     slow = outcomes["slow"]
@@ -306,7 +314,7 @@ async def test_a_benign_exit_does_not_cancel_siblings(sched: nts.Scheduler, tmp_
     async with sched.streaming_executor() as ex:
         ex.add_tool(use("sleep 0.5; echo x", "slow"))
         ex.add_tool(use("grep nothing file", "grep"))
-        outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if not isinstance(u, nts.ProgressEvent)}
+        outcomes = {u.tool_use_id: u for u in [u async for u in ex.get_remaining_results()] if isinstance(u, nts.events.ResultEvent)}
     assert outcomes["grep"].status == "completed" and not outcomes["grep"].is_error
     assert outcomes["slow"].status == "completed" and outcomes["slow"].result.text == "x"
 
@@ -322,7 +330,7 @@ class Progress:
         self.count = 0
 
     def __call__(self, event: Any) -> None:
-        if event.kind == "progress":
+        if event.kind == "progress_event":
             self.count += 1
             self.events.append(event.data)
             del self.events[:-5]
@@ -425,6 +433,7 @@ LEFT_RUNNING = {
 }
 
 
+@pytest.mark.heavy  # waits out a grace period, for each shape
 @pytest.mark.parametrize("shape", list(LEFT_RUNNING))
 async def test_what_a_command_leaves_running_is_stopped_and_named(sched: nts.Scheduler, sleeper: Callable[[], str], shape: str) -> None:
     tag = sleeper()
@@ -438,6 +447,7 @@ async def test_what_a_command_leaves_running_is_stopped_and_named(sched: nts.Sch
     assert ("had left the command's process group" in result.text) == shape.startswith("setsid")
 
 
+@pytest.mark.heavy  # waits for a timeout, then the grace period
 async def test_a_timeout_stops_what_left_the_group(sched: nts.Scheduler, sleeper: Callable[[], str]) -> None:
     tag = sleeper()
     [result] = await sched.run([use(f"setsid sleep {tag} & wait", timeout=1000)])
@@ -466,6 +476,7 @@ async def test_a_cancel_stops_what_left_the_group(tmp_path: Path, sleeper: Calla
     assert sleeping(tag) == []
 
 
+@pytest.mark.heavy  # waits for a timeout, then the grace period
 async def test_what_could_not_be_stopped_is_said(sched: nts.Scheduler, sleeper: Callable[[], str], monkeypatch: pytest.MonkeyPatch) -> None:
     # A process we may not signal (another user's, say), played by one whose signals are lost.
     monkeypatch.setattr(bash_processes._Target, "signal", lambda self, sig: None)
@@ -476,6 +487,7 @@ async def test_what_could_not_be_stopped_is_said(sched: nts.Scheduler, sleeper: 
     assert "1 process it started could not be stopped and may still be running: sleep (pid " in result.text
 
 
+@pytest.mark.heavy  # waits out a grace period
 async def test_without_proc_the_group_is_still_stopped(sched: nts.Scheduler, sleeper: Callable[[], str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(bash_processes, "PROC_ROOT", tmp_path / "no-proc")
     tag = sleeper()

@@ -25,7 +25,10 @@ from nbtoolsched.tools._bash import BashTool
 
 from tests.processes import sleeping
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the process tracking reads /proc")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="the process tracking reads /proc"),
+    pytest.mark.heavy,  # starts and stops more processes than the tracking follows
+]
 
 
 @pytest.fixture(autouse=True)

@@ -76,6 +76,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.heavy  # a subprocess per page, each large enough to show linear time
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_pages_convert_in_linear_time(name: str) -> None:
     code = textwrap.dedent(f"""

@@ -29,11 +29,12 @@ def sched(tmp_path) -> nts.Scheduler:
     return nts.Scheduler(ToolRegistry([SleepTool(), steady]), cwd=tmp_path)
 
 
+@pytest.mark.heavy  # sleeps 2.2 s
 async def test_sleep_reports_each_second_then_finishes(sched: nts.Scheduler) -> None:
     events = [e async for e in sched.stream([sleep_use(2.2)])]
-    progress = [e.data["elapsed"] for e in events if e.kind == "progress"]
+    progress = [e.data["elapsed"] for e in events if e.kind == "progress_event"]
     assert progress == [1, 2]
-    assert events[-1].kind == "finished" and events[-1].result.text == "Slept for 2.2 seconds."
+    assert events[-1].kind == "result_event" and events[-1].result.text == "Slept for 2.2 seconds."
 
 
 async def test_sleep_is_safe_read_only_and_cancellable() -> None:
@@ -57,7 +58,7 @@ async def test_interrupt_stops_sleep_but_not_a_blocking_tool(sched: nts.Schedule
         await asyncio.sleep(0.1)
         started = time.monotonic()
         abort.abort(INTERRUPT)
-        updates = [u async for u in ex.get_remaining_results() if not isinstance(u, nts.ProgressEvent)]
+        updates = [u async for u in ex.get_remaining_results() if not isinstance(u, nts.events.ProgressEvent)]
     outcomes = {o.tool_use_id: o for o in updates}
     assert outcomes["s"].status == "cancelled" and outcomes["s"].is_error
     assert outcomes["w"].status == "completed" and outcomes["w"].result.text == "finished"

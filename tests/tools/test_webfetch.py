@@ -136,6 +136,7 @@ async def test_long_text_is_cut_with_a_note(base_url: str) -> None:
     assert len(result.text) < 11_000
 
 
+@pytest.mark.heavy  # waits for a one-second timeout
 async def test_slow_response_times_out(base_url: str) -> None:
     started = time.monotonic()
     result = await fetch(f"{base_url}/slow", WebFetchTool(timeout=1))

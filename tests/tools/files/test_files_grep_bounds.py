@@ -22,6 +22,7 @@ from nbtoolsched.tools.files._grep import MAX_CONTENT_LINES, GrepTool
 from nbtoolsched.tools.files._ripgrep import LINE_BYTES, LineSplitter, LongTail, find_rg
 from nbtoolsched.tools.files._search import MAX_COLUMNS, cut_line
 
+pytestmark = pytest.mark.heavy  # searches files of many MB, some in child processes
 
 needs_rg = pytest.mark.skipif(find_rg() is None, reason="needs the rg binary")
 ENGINES = ["python"] + (["rg"] if find_rg() else [])
