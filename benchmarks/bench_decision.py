@@ -3,9 +3,9 @@
 Every command of tests/shell/corpus.py (735 real-world command lines) is judged by
 ``Permissions.evaluate`` under bench_prompts' project settings (14 allow rules, two Read
 denies), each with the shell layer's caches emptied first (a command seen for the first
-time: what an agent's new command costs). Counted: every Python function call made while
-the decision runs (``sys.setprofile``), and how many of them run in ``permissions/`` and
-in ``shell/``; timed: the same decisions without the profiler. ``--baseline REV`` runs the
+time: what an agent's new command costs), then once more with the caches kept. Counted:
+every Python function call made while the decision runs (``sys.setprofile``), and how many
+of them run in ``permissions/`` and in ``shell/``; timed: the same decisions without the profiler. ``--baseline REV`` runs the
 same measurement on another commit (a temporary git worktree) in a subprocess of this run
 and prints the ratios.
 
@@ -31,9 +31,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def _clear_caches() -> None:
-    """Empty every functools cache of the package (parses, invocations, facts)."""
+    """Empty the shell layer's caches (parses, invocations, parts: whatever is keyed by a
+    command's text), as for a command never seen before; the compiled rules stay."""
     for name, module in list(sys.modules.items()):
-        if not name.startswith("nbtoolsched") or module is None:
+        if not name.startswith("nbtoolsched.shell") or module is None:
             continue
         for value in vars(module).values():
             if isinstance(value, functools._lru_cache_wrapper):  # noqa: SLF001 - the documented cache type
@@ -54,6 +55,7 @@ def measure(root: Path, sandbox: str) -> dict[str, Any]:
 
     package = str(Path(nts.__file__).resolve().parent)
     calls: list[int] = []
+    warm: list[int] = []
     in_permissions: list[int] = []
     in_shell: list[int] = []
     seconds: list[float] = []
@@ -78,14 +80,17 @@ def measure(root: Path, sandbox: str) -> dict[str, Any]:
                             counts[part] += 1
 
                 _clear_caches()
-                sys.setprofile(profile)
-                try:
-                    await perms.evaluate(bash, {"command": case.command})
-                finally:
-                    sys.setprofile(None)
-                calls.append(counts["all"])
-                in_permissions.append(counts["permissions"])
-                in_shell.append(counts["shell"])
+                for rounds in (calls, warm):  # a command seen for the first time, then again
+                    counts.update(all=0, permissions=0, shell=0)
+                    sys.setprofile(profile)
+                    try:
+                        await perms.evaluate(bash, {"command": case.command})
+                    finally:
+                        sys.setprofile(None)
+                    rounds.append(counts["all"])
+                    if rounds is calls:
+                        in_permissions.append(counts["permissions"])
+                        in_shell.append(counts["shell"])
                 _clear_caches()
                 started = time.perf_counter()
                 await perms.evaluate(bash, {"command": case.command})
@@ -93,7 +98,7 @@ def measure(root: Path, sandbox: str) -> dict[str, Any]:
 
         asyncio.run(judge_all())
     return {
-        "commands": len(calls),
+        "commands": len(calls), "warm_mean": statistics.fmean(warm),
         "calls_mean": statistics.fmean(calls), "calls_median": statistics.median(calls), "calls_max": max(calls),
         "permissions_mean": statistics.fmean(in_permissions), "shell_mean": statistics.fmean(in_shell),
         "ms_median": statistics.median(seconds) * 1000, "ms_mean": statistics.fmean(seconds) * 1000,
@@ -129,12 +134,14 @@ def main() -> int:
     print(f"{first['commands']} commands of the corpus, one Bash decision each, caches emptied, "
           f"NBTOOLSCHED_SANDBOX={args.sandbox}")
     print()
-    print("| checkout | Python calls per decision (mean / median / max) | in permissions/ | in shell/ | time (median / mean) |")
-    print("|---|---:|---:|---:|---:|")
+    print("| checkout | Python calls per new command (mean / median / max) | in permissions/ | in shell/ "
+          "| the same command again | time (median / mean) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for label, row in rows:
         ratio = "" if row is first else f" ({row['calls_mean'] / first['calls_mean']:.2f}x)"
         print(f"| {label} | {row['calls_mean']:.0f} / {row['calls_median']:.0f} / {row['calls_max']}{ratio} | "
-              f"{row['permissions_mean']:.0f} | {row['shell_mean']:.0f} | {row['ms_median']:.2f} / {row['ms_mean']:.2f} ms |")
+              f"{row['permissions_mean']:.0f} | {row['shell_mean']:.0f} | {row['warm_mean']:.0f} | "
+              f"{row['ms_median']:.2f} / {row['ms_mean']:.2f} ms |")
     return 0
 
 

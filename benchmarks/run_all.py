@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["core", "shell", "sandbox", "prompts", "output", "grep", "agent", "speculation", "widgets", "scale"]
+ORDER = ["core", "shell", "decision", "sandbox", "prompts", "output", "grep", "agent", "speculation", "widgets", "scale"]
 
 
 def main() -> int:

@@ -12,8 +12,8 @@ import os
 from typing import Callable, Iterable
 
 from .._hosts import host_key, url_host
-from ..shell import allow_candidates, command_line, deny_candidates, paths_for_check
-from ._paths import compile_path_pattern, pattern_may_match_within
+from ..shell import line_facts, paths_for_check
+from ._path_patterns import compile_path_pattern, pattern_may_match_within
 from ._rules import EDIT_RULE_TOOLS, READ_RULE_TOOLS, SHELL_RULE_TOOLS, PermissionRule
 from ._shell_rules import ShellPattern, compile_shell_pattern
 
@@ -50,12 +50,12 @@ def shell_rule_matches(
 
 
 def shell_rule_may_run(rule: PermissionRule, command: str) -> bool:
-    """Could ``command`` run what the rule names, however it is spelled? (argv of every
-    program it runs, invocations.py; True when what it runs cannot be told)."""
+    """Could ``command`` run what the rule names, however it is spelled? (the argv of every
+    program it runs, as the shell layer states them; True when what it runs cannot be told)."""
     assert rule.value.content is not None
-    line = command_line(command)
+    runs = line_facts(command, "").runs
     pattern = shell_pattern(rule.value.content)
-    return bool(line.problems) or any(pattern.verdict(inv.words) for inv in line.invocations)
+    return bool(runs.problems) or any(pattern.verdict(inv.words) for inv in runs.invocations)
 
 
 def path_rule_matches(rule: PermissionRule, paths: list[str], cwd: str, home: str) -> bool:
@@ -94,7 +94,8 @@ def rule_matches_example(rule: PermissionRule, example: str) -> bool:
     if rule.value.content is None:
         return rule.covers_tool(example)  # a tool-wide rule's examples are tool names
     if tool in SHELL_RULE_TOOLS:
-        candidates = allow_candidates(example) if rule.behavior == "allow" else deny_candidates(example)
+        line = line_facts(example, "")
+        candidates = line.allow_forms if rule.behavior == "allow" else line.deny_forms
         return shell_rule_matches(rule, candidates)
     if tool in READ_RULE_TOOLS or tool in EDIT_RULE_TOOLS:
         cwd = rule.root or os.getcwd()

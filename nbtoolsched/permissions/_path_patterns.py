@@ -1,4 +1,4 @@
-"""Path rules for Read/Edit in gitignore style, working directories, and risky files.
+"""Path rules for Read/Edit in gitignore style: the patterns, compiled and matched.
 
 A path is checked as given (normalised, so ``..`` is folded away) and with symlinks
 resolved (as the kernel does: before ``..`` is folded). Deny and ask rules match when

@@ -5,7 +5,7 @@ it cannot use; so do we, and each such thing becomes a ``LoadProblem``: kept in 
 structured list (``Permissions.load_warnings``, ``LoadedSettings.warnings``) and issued
 once as a Python warning whose category can be filtered::
 
-    warnings.filterwarnings("ignore", category=nbtoolsched.permissions.HookWarning)
+    warnings.filterwarnings("ignore", category=nbtoolsched.HookWarning)
 """
 
 from __future__ import annotations

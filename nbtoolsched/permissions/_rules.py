@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Sequence
 
 from ._errors import PermissionConfigError
-from ._paths import validate_path_pattern
+from ._path_patterns import validate_path_pattern
 from ._problems import LoadProblem, RuleWarning
 from ._shell_rules import compile_shell_pattern
 

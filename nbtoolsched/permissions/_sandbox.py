@@ -20,7 +20,7 @@ from ..sandbox._policy import NetworkPolicy, PathSet
 from ..sandbox._settings import SandboxSettings
 from ._errors import PermissionConfigError
 from ..shell import is_inside
-from ._paths import compile_path_pattern, pattern_may_match_within
+from ._path_patterns import compile_path_pattern, pattern_may_match_within
 from ._problems import LoadProblem, SettingsWarning
 from ._rules import PermissionRule
 

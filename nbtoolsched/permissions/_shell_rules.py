@@ -11,11 +11,9 @@ allow rules only see the harmless ones peeled off, so ``LD_PRELOAD=x git log`` i
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from ..shell import rule_prefix
 
 __all__ = [
     "ShellPattern",
@@ -193,7 +191,7 @@ def _wildcard_body(pattern: str) -> str:
     return "".join(parts)
 
 
-def suggest_shell_rule(command: str, tool_name: str = "Bash") -> str | None:
-    """A prefix rule a person might want to save for this command (``Bash(git log:*)``)."""
-    prefix = rule_prefix(command)
+def suggest_shell_rule(prefix: str | None, tool_name: str = "Bash") -> str | None:
+    """A prefix rule a person might want to save (``Bash(git log:*)``), from the words the
+    shell layer says such a rule would name (``PartFacts.rule_prefix``)."""
     return None if prefix is None else f"{tool_name}({prefix}:*)"

@@ -24,7 +24,7 @@ from typing import Literal
 
 from .._errors import ConfigurationError
 from ._policy import MODEL_SECRETS, NetworkPolicy, PathSet, SandboxKind, SandboxPolicy
-from ..shell import command_line
+from ..shell import LineFacts
 from ._probe import Availability, availability, known_availability, switch, warn_once
 
 __all__ = ["SandboxSettings", "Placement", "FIX_HINT"]
@@ -72,7 +72,7 @@ class SandboxSettings:
     bwrap_path: str | None = None
     sources: tuple[str, ...] = ()  # the files the block came from
 
-    def excludes(self, command: str, writable: tuple[str, ...] = ()) -> bool:
+    def excludes(self, line: LineFacts, writable: tuple[str, ...] = ()) -> bool:
         """Does ``excludedCommands`` take this line outside the sandbox? Only when every
         program it runs is one an entry names (an argv prefix: ``docker``, ``docker
         compose``; a trailing ``:*`` or `` *`` is the same), by a bare name that PATH finds
@@ -82,12 +82,12 @@ class SandboxSettings:
             return False
         prefixes = [p for p in (_prefix_words(entry) for entry in self.excluded_commands) if p]
         try:
-            line = command_line(command)
+            runs = line.runs
         except Exception:  # noqa: BLE001 - cannot tell: not excluded (it stays sandboxed)
             return False
-        if line.problems or not line.invocations:
+        if runs.problems or not runs.invocations:
             return False
-        for invocation in line.invocations:
+        for invocation in runs.invocations:
             words = invocation.words
             if not words or words[0] is None or "/" in words[0] or any(w is None for w in words):
                 return False

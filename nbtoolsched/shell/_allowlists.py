@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
+from ._programs import PROGRAMS, allow_peeled_options
+
 # Argument types a flag may take.
 NONE = "none"  # no value
 NUMBER = "number"  # ^\d+$
@@ -511,13 +513,8 @@ TPUT_DANGEROUS = frozenset({
     "pfxl", "smcup", "rmcup",
 })
 
-# Commands that run other commands: named so the reason says why.
-COMMAND_RUNNERS = frozenset({
-    "eval", "source", ".", "bash", "sh", "zsh", "dash", "ksh", "fish", "csh",
-    "tcsh", "command", "builtin", "env", "sudo", "doas", "su", "nohup", "watch",
-    "parallel", "coproc", "trap", "setsid", "chroot", "unshare", "nsenter", "script",
-    "ssh", "runuser", "exec",
-})
+# Commands that run other commands (the program table's runs column): named so the reason says why.
+COMMAND_RUNNERS = frozenset(name for name, row in PROGRAMS.items() if row.runs is not None)
 
 # Redirection targets that discard or echo output.
 SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
@@ -573,20 +570,10 @@ SAFE_ENV_VARS = frozenset({
 })
 SAFE_ENV_VALUE = re.compile(r"[A-Za-z0-9_./:-]+")
 
-# Wrappers that run the rest of the line as a command. Values: option -> takes a value.
-WRAPPER_OPTIONS: Mapping[str, Mapping[str, bool]] = MappingProxyType({
-    "time": MappingProxyType({"-p": False}),
-    "timeout": MappingProxyType({
-        "-k": True, "--kill-after": True, "-s": True, "--signal": True,
-        "--preserve-status": False, "--foreground": False, "-v": False, "--verbose": False,
-    }),
-    "nice": MappingProxyType({"-n": True, "--adjustment": True}),
-    "stdbuf": MappingProxyType({
-        "-i": True, "-o": True, "-e": True, "--input": True, "--output": True,
-        "--error": True,
-    }),
-    "nohup": MappingProxyType({}),
-})
+# Wrappers that run the rest of the line as a command, each with the options it may
+# carry for an allow rule to see past it (option -> takes a value): the program table's
+# allow_peel column.
+WRAPPER_OPTIONS: Mapping[str, Mapping[str, bool]] = allow_peeled_options()
 # sed script commands that only print or edit the stream (no files, no programs).
 SED_STREAM_COMMANDS = frozenset("pdDqQ=lnNPgGhHxzF")
 SED_S_FLAGS = frozenset("gpiImM0123456789")

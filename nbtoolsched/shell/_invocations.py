@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping
 
-from ._allowlists import COMMAND_RUNNERS, TIMEOUT_DURATION
+from ._allowlists import TIMEOUT_DURATION
 from ._parse import SimpleCommand, parse_command
+from ._programs import Reading, program, read_args
 
 __all__ = ["CommandLine", "Invocation", "Words", "command_line"]
 
@@ -106,11 +107,13 @@ class _Peeler:
                 name = name.rstrip("/").rsplit("/", 1)[-1]
                 words = (name, *words[1:])
                 self.add(words)
-            handler = _HANDLERS.get(name)
-            if handler is None:
-                if name in COMMAND_RUNNERS or name in _OTHER_RUNNERS:
-                    self.problems.append(f"{name} runs a command the rules cannot see (`{_short(self.text)}`)")
+            runs = program(name).runs
+            if runs is None:
                 return
+            if runs == "unseen":
+                self.problems.append(f"{name} runs a command the rules cannot see (`{_short(self.text)}`)")
+                return
+            handler = _PEELERS[runs]
             rest = handler(self, words)
             if rest is None:
                 return
@@ -131,160 +134,31 @@ class _Peeler:
             _collect(source, self.depth + 1, self.found, self.problems)
 
 
-# ------------------------------------------------------------------ option tables
-# Option tables of the runners, complete (long options may be abbreviated, so a prefix
-# is resolved against the whole table, as getopt_long does). Value: takes a value
-# (True), no value (False), or the reason the option makes the command unreadable.
-_Table = Mapping[str, "bool | str"]
-
-_ENV: _Table = {
-    "-i": False, "--ignore-environment": False, "-0": False, "--null": False, "-u": True,
-    "--unset": True, "-C": True, "--chdir": True, "-v": False, "--debug": False,
-    "-S": "env -S splits a string into a command", "--split-string": "env -S splits a string into a command",
-    "--block-signal": False, "--default-signal": False, "--ignore-signal": False,
-    "--list-signal-handling": False, "--help": False, "--version": False,
-}
-_TIMEOUT: _Table = {
-    "-k": True, "--kill-after": True, "-s": True, "--signal": True, "--preserve-status": False,
-    "--foreground": False, "-v": False, "--verbose": False, "--help": False, "--version": False,
-}
-_NICE: _Table = {"-n": True, "--adjustment": True, "--help": False, "--version": False}
-_STDBUF: _Table = {
-    "-i": True, "--input": True, "-o": True, "--output": True, "-e": True, "--error": True,
-    "--help": False, "--version": False,
-}
-_TIME: _Table = {
-    "-p": False, "--portability": False, "-f": True, "--format": True, "-o": True, "--output": True,
-    "-a": False, "--append": False, "-v": False, "--verbose": False, "-q": False, "--quiet": False,
-    "--help": False, "--version": False,
-}
-_NOHUP: _Table = {"--help": False, "--version": False}
-_EXEC: _Table = {"-c": False, "-l": False, "-a": True}
-_COMMAND: _Table = {"-p": False, "-v": False, "-V": False}
-_SETSID: _Table = {"-c": False, "--ctty": False, "-f": False, "--fork": False, "-w": False, "--wait": False,
-                   "--help": False, "--version": False}
-_SUDO: _Table = {
-    "-A": False, "--askpass": False, "-b": False, "--background": False, "-B": False, "--bell": False,
-    "-C": True, "--close-from": True, "-D": True, "--chdir": True, "-E": False, "--preserve-env": False,
-    "-e": "sudo -e edits files", "--edit": "sudo -e edits files", "-g": True, "--group": True,
-    "-H": False, "--set-home": False, "-h": True, "--host": True, "-i": False, "--login": False,
-    "-K": False, "--remove-timestamp": False, "-k": False, "--reset-timestamp": False, "-l": False,
-    "--list": False, "-n": False, "--non-interactive": False, "-P": False, "--preserve-groups": False,
-    "-p": True, "--prompt": True, "-R": True, "--chroot": True, "-r": True, "--role": True, "-S": False,
-    "--stdin": False, "-s": False, "--shell": False, "-t": True, "--type": True, "-T": True,
-    "--command-timeout": True, "-U": True, "--other-user": True, "-u": True, "--user": True,
-    "-V": False, "--version": False, "-v": False, "--validate": False, "--help": False,
-}
-_DOAS: _Table = {"-n": False, "-s": False, "-L": False, "-u": True, "-C": True}
-_IONICE: _Table = {"-c": True, "--class": True, "-n": True, "--classdata": True, "-t": False,
-                   "--ignore": False, "--help": False, "--version": False,
-                   "-p": "ionice -p changes other processes", "--pid": "ionice -p changes other processes",
-                   "-P": "ionice -P changes other processes", "--pgid": "ionice -P changes other processes",
-                   "-u": "ionice -u changes other processes", "--uid": "ionice -u changes other processes"}
-_XARGS: _Table = {
-    "-0": False, "--null": False, "-a": True, "--arg-file": True, "-d": True, "--delimiter": True,
-    "-E": True, "--eof": False, "-e": False, "-I": True, "--replace": False, "-i": False, "-L": True,
-    "--max-lines": False, "-l": False, "-n": True, "--max-args": True, "-P": True, "--max-procs": True,
-    "-p": False, "--interactive": False, "--process-slot-var": True, "-r": False,
-    "--no-run-if-empty": False, "-s": True, "--max-chars": True, "--show-limits": False, "-t": False,
-    "--verbose": False, "-x": False, "--exit": False, "-o": False, "--open-tty": False, "--help": False,
-    "--version": False,
-}
-# Options that take an optional value attached to them only (-i[R], --replace[=R]...).
-_OPTIONAL_VALUE = frozenset({"-e", "-i", "-l", "--eof", "--replace", "--max-lines", "--block-signal",
-                             "--default-signal", "--ignore-signal", "--preserve-env"})
-
-
-@dataclass(slots=True)
-class _Options:
-    """What reading a runner's options found."""
-
-    next: int  # index of the first word after the options
-    seen: dict[str, str | None]  # option (as in the table) -> its value
-
-
-def _options(peeler: _Peeler, words: Words, table: _Table, *, first: int = 1) -> _Options | None:
-    """Read getopt-style options from ``words[first:]``; None (with a problem) if unreadable."""
-    name = words[0]
-    seen: dict[str, str | None] = {}
-    i = first
-    while i < len(words):
-        word = words[i]
-        if word is None:
-            peeler.fail(f"{name} has a word the shell computes among its options")
-            return None
-        if word == "--":
-            return _Options(i + 1, seen)
-        if not word.startswith("-") or word == "-":
-            break
-        i += 1
-        if word.startswith("--"):
-            flag, eq, value = word.partition("=")
-            full = _resolve_long(flag, table)
-            if full is None:
-                peeler.fail(f"{name} option {flag} is unknown or ambiguous")
-                return None
-            kind = table[full]
-            if isinstance(kind, str):
-                peeler.fail(kind)
-                return None
-            if kind and not eq:
-                if i >= len(words) or words[i] is None:
-                    peeler.fail(f"{name} option {flag} has no readable value")
-                    return None
-                value, i = str(words[i]), i + 1
-            seen[full] = value if eq or kind else None
-            continue
-        if name == "nice" and word[1:].isdigit():
-            seen["-n"] = word[1:]
-            continue
-        j = 1
-        while j < len(word):
-            flag = "-" + word[j]
-            if flag not in table:
-                peeler.fail(f"{name} option {flag} is unknown")
-                return None
-            kind = table[flag]
-            if isinstance(kind, str):
-                peeler.fail(kind)
-                return None
-            rest = word[j + 1:]
-            if kind or flag in _OPTIONAL_VALUE:
-                if rest or not kind:
-                    seen[flag] = rest or None
-                elif i < len(words) and words[i] is not None:
-                    seen[flag], i = words[i], i + 1
-                else:
-                    peeler.fail(f"{name} option {flag} has no readable value")
-                    return None
-                break
-            seen[flag] = None
-            j += 1
-    return _Options(i, seen)
-
-
-def _resolve_long(flag: str, table: _Table) -> str | None:
-    """getopt_long: an exact name, or a prefix of exactly one (None: unknown, ambiguous)."""
-    if flag in table:
-        return flag
-    matches = [name for name in table if name.startswith("--") and name.startswith(flag) and len(flag) > 2]
-    return matches[0] if len(matches) == 1 else None
+# ------------------------------------------------------------------ options
+def _options(peeler: _Peeler, words: Words, *, first: int = 1) -> Reading | None:
+    """A runner's own options, read through its row of the program table (every one must
+    be read to find its command); None, with the problem, when they cannot be."""
+    found = read_args(program(words[0]), words, first=first, strict=True)
+    if found.problem is not None:
+        peeler.fail(found.problem)
+        return None
+    return found
 
 
 # ------------------------------------------------------------------------ runners
 Handler = Callable[[_Peeler, Words], "Words | None"]
 
 
-def _simple(table: _Table, *, assignments: bool = False) -> Handler:
-    """A runner whose options are all in ``table`` and whose command follows them
-    (after ``NAME=value`` words, for env and sudo)."""
+def _simple(*, assignments: bool = False) -> Handler:
+    """A runner whose command follows its options (after ``NAME=value`` words, for env
+    and sudo)."""
     def peel(peeler: _Peeler, words: Words) -> Words | None:
-        found = _options(peeler, words, table)
+        found = _options(peeler, words)
         if found is None:
             return None
-        if words[0] == "command" and ("-v" in found.seen or "-V" in found.seen):
+        if found.uses(program(words[0]).prints_only):
             return None  # command -v only says what would run
-        i = found.next
+        i = found.end
         if words[0] == "env" and i < len(words) and words[i] == "-":
             i += 1  # "env -" is env -i
         while assignments and i < len(words):
@@ -301,10 +175,10 @@ def _simple(table: _Table, *, assignments: bool = False) -> Handler:
 
 
 def _timeout(peeler: _Peeler, words: Words) -> Words | None:
-    found = _options(peeler, words, _TIMEOUT)
+    found = _options(peeler, words)
     if found is None:
         return None
-    i = found.next
+    i = found.end
     if i >= len(words) or words[i] is None or not TIMEOUT_DURATION.fullmatch(str(words[i])):
         peeler.fail("timeout has no readable duration")
         return None
@@ -312,11 +186,11 @@ def _timeout(peeler: _Peeler, words: Words) -> Words | None:
 
 
 def _xargs(peeler: _Peeler, words: Words) -> Words | None:
-    found = _options(peeler, words, _XARGS)
+    found = _options(peeler, words)
     if found is None:
         return None
-    rest = words[found.next:] or ("echo",)
-    replace = next((found.seen[k] or "{}" for k in ("-I", "-i", "--replace") if k in found.seen), None)
+    rest = words[found.end:] or ("echo",)
+    replace = next((dict(found.values).get(k) or "{}" for k in ("-I", "-i", "--replace") if k in found.flags), None)
     if replace is not None:  # words holding the replace string get the input lines
         return tuple(None if w is not None and replace in w else w for w in rest)
     return (*rest, None)  # the input's words are appended
@@ -324,9 +198,10 @@ def _xargs(peeler: _Peeler, words: Words) -> Words | None:
 
 def _find(peeler: _Peeler, words: Words) -> Words | None:
     """find runs the commands of -exec/-execdir/-ok/-okdir, up to ";" or "+"."""
+    actions = program("find").exec_actions
     i = 1
     while i < len(words):
-        if words[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+        if words[i] in actions:
             end = i + 1
             while end < len(words) and words[end] not in (";", "+"):
                 end += 1
@@ -339,10 +214,6 @@ def _find(peeler: _Peeler, words: Words) -> Words | None:
             return None
         i += 1
     return None
-
-
-# Shell options that take a value (-o name, -O shopt, --rcfile file...).
-_SHELL_VALUED = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
 def _shell(peeler: _Peeler, words: Words) -> Words | None:
@@ -359,7 +230,7 @@ def _shell(peeler: _Peeler, words: Words) -> Words | None:
         if word in ("--", "-"):
             i += 1
             break
-        if word in _SHELL_VALUED:
+        if program(words[0]).options.get(word):  # -o name, -O shopt, --rcfile file
             i += 2
             continue
         if word.startswith("--"):
@@ -404,7 +275,7 @@ def _mapfile(peeler: _Peeler, words: Words) -> Words | None:
         if word == "--" or not word.startswith("-") or word == "-":
             break
         for j, letter in enumerate(word[1:], 1):
-            if letter in "dnOsuC":  # the options that take a value
+            if program(words[0]).options.get("-" + letter):
                 value: str | None = word[j + 1:]
                 if not value:
                     value, i = (args[i] if i < len(args) else ""), i + 1
@@ -433,20 +304,12 @@ def _hash(peeler: _Peeler, words: Words) -> Words | None:
     return None
 
 
-_HANDLERS: dict[str, Handler] = {
-    "command": _simple(_COMMAND), "exec": _simple(_EXEC), "builtin": _builtin, "busybox": _builtin,
-    "toybox": _builtin, "nice": _simple(_NICE),
-    "nohup": _simple(_NOHUP), "time": _simple(_TIME), "stdbuf": _simple(_STDBUF), "setsid": _simple(_SETSID),
-    "sudo": _simple(_SUDO, assignments=True), "doas": _simple(_DOAS), "ionice": _simple(_IONICE),
-    "env": _simple(_ENV, assignments=True),
-    "timeout": _timeout, "xargs": _xargs, "find": _find, "eval": _eval, "trap": _trap,
-    "mapfile": _mapfile, "readarray": _mapfile,
-    "alias": _renames("alias can make a name run another command"), "hash": _hash,
-    **{shell: _shell for shell in ("sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh")},
+# How each kind of runner (the program table's ``runs`` column) gives up its command.
+_PEELERS: dict[str, Handler] = {
+    "after options": _simple(), "after assignments": _simple(assignments=True), "after a duration": _timeout,
+    "input appended": _xargs, "exec clauses": _find, "next word": _builtin, "code string": _shell, "eval": _eval,
+    "trap": _trap, "mapfile": _mapfile, "renames": _renames("alias can make a name run another command"), "hash": _hash,
 }
-# Runners beyond COMMAND_RUNNERS whose command the rules cannot see.
-_OTHER_RUNNERS = frozenset({"flock", "chrt", "taskset", "unbuffer", "fakeroot", "firejail",
-                            "strace", "ltrace", "systemd-run", "dbus-run-session", "xvfb-run", "entr"})
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -1,4 +1,4 @@
-"""The immutable result of parsing a shell command (see parse.py)."""
+"""The immutable result of parsing a shell command (see _parse.py)."""
 
 from __future__ import annotations
 

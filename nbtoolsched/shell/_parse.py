@@ -503,7 +503,7 @@ class _Builder:
         return Word(text, value, tuple(issues), *self.chars(node), runs_code=runs)
 
     def heredoc_target(self, op_start: int, tree_body: Word | None) -> Word | None:
-        """The body read from the text (see heredoc.py), plus anything the tree saw in it."""
+        """The body read from the text (see _heredoc.py), plus anything the tree saw in it."""
         mine = self.heredocs.get(op_start)
         if mine is None:
             self.errors.append("a heredoc whose body could not be read")
@@ -559,7 +559,7 @@ class _Builder:
         """Does this expansion run code? Commands inside substitutions become commands too.
 
         True for command and process substitutions anywhere inside, and for expansions
-        bash evaluates as code (evaluation.py: ``$((x))``, ``${a[x]}``, ``${!x}``, ``${x@P}``...).
+        bash evaluates as code (_evaluation.py: ``$((x))``, ``${a[x]}``, ``${!x}``, ``${x@P}``...).
         """
         runs = False
         stack = [node]
@@ -993,7 +993,7 @@ def subcommand_strings(command: str) -> list[str] | None:
     None when splitting would hide something: a parse error, control flow or a function
     (which commands run depends on more than the text), a command substitution or an
     expansion bash evaluates as code (its code would hide inside a word of an otherwise
-    matching command), or a builtin that evaluates an argument as code (evaluation.py).
+    matching command), or a builtin that evaluates an argument as code (_evaluation.py).
     """
     parsed = parse_command(command)
     if parsed.errors:

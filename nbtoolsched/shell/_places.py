@@ -22,10 +22,10 @@ import os
 import re
 from typing import Sequence
 
-from ._flags import long_option_matches
 from ._invocations import Invocation, command_line
 from ._parse import parse_command, subcommand_strings
 from ._paths import links_under, shell_paths_for_check
+from ._programs import program, read_args
 from ._reads import input_text
 
 __all__ = ["makes_links", "relative_bases", "unquoted"]
@@ -38,9 +38,6 @@ _SHELL_SET_PLACE = re.compile(r"CDPATH|BASHOPTS|BASH_ENV|~[+-]|(?:^|[\s=:;&|(<>]
 # After a move: the folder bash is in, the one it left, its folder stack (~+, ~-, ~1 by name).
 _MOVED_PLACE = re.compile(r"\$\{?(?:PWD|OLDPWD|DIRSTACK)\b")
 _MAX_BASES = 32
-# cp options that make links, or copy the links it finds as links (-a, -d, -P, -r, -R).
-_CP_LINK_SHORT = frozenset("slaPdrR")
-_CP_LINK_LONG = ("--symbolic-link", "--link", "--archive", "--no-dereference", "--recursive")
 
 
 def relative_bases(command: str, cwd: str) -> list[str] | None:
@@ -121,101 +118,38 @@ def _hop(bases: list[str], hops: list[list[str]]) -> list[str] | None:
     return bases
 
 
-# Runners and programs told which folder to work in, and how: their options that take a
-# value (short letters, long names), and the ones among them that change the folder.
-_ENV_VALUED = ("uCS", ("--unset", "--chdir", "--split-string"))
-_SUDO_VALUED = ("CDghpRrtTUu", ("--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot", "--role",
-                                "--type", "--command-timeout", "--other-user", "--user"))
-_TAR_VALUED = ("fCbTXKNVgHILF", ("--directory",))
-_CHDIR_SHORT = {"env": "C", "sudo": "DR", "tar": "C"}
-_CHDIR_LONG = {"env": ("--chdir",), "sudo": ("--chdir",), "tar": ("--directory",)}
-_GIT_VALUED = frozenset({"-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--attr-source"})
-
-
 def _elsewhere(name: str, args: Sequence[str | None]) -> list[str] | None:
     """The folders, in order, a runner or program is told to work in, each from the last
-    (``env -C a``, ``sudo -D a``, ``tar -C a -C b``, ``git -C a``); None when it decides
-    (``find -execdir`` runs in the folder of each file it finds, ``sudo -R`` changes the
-    root, a computed folder)."""
-    if name == "find":
+    (``env -C a``, ``sudo -D a``, ``tar -C a -C b``, ``git -C a``: the program table's
+    chdir column); None when it decides (``find -execdir`` runs in the folder of each file
+    it finds, ``sudo -R`` changes the root, a computed folder, an ``env -S`` string
+    holding options)."""
+    row = program(name)
+    if row.runs_in_found_folder:
         for i, arg in enumerate(args):
-            if arg in ("-execdir", "-okdir"):
+            if arg in row.runs_in_found_folder:
                 inner = itertools.takewhile(lambda w: w not in (";", "+"), args[i + 2:])
                 if any(w is None or not (w.startswith("-") or "{}" in w) for w in inner):
                     return None  # `-execdir cat ../x`; `-execdir rm {} +` names nothing itself
         return []
-    if name == "git":
-        return _git_folders(args)
-    if name not in _CHDIR_SHORT:
+    if not row.chdir:
         return []
-    if name == "tar" and args and args[0] is not None and not args[0].startswith("-") and "C" in args[0]:
+    first = args[0] if args else None
+    if row.old_style_letters and first is not None and not first.startswith("-") and any(
+            len(o) == 2 and o[1] in first for o in row.chdir):
         return None  # `tar Cxf dir ...`: old-style letters, their values in order
-    short, long = {"env": _ENV_VALUED, "sudo": _SUDO_VALUED, "tar": _TAR_VALUED}[name]
-    folders: list[str] = []
-    i = 0
-    while i < len(args):
-        arg, i = args[i], i + 1
-        if arg is None:
-            return None
-        if arg == "--" or not arg.startswith("-") or arg == "-":
-            if name == "tar" and arg != "--":
-                continue  # GNU tar takes options after its operands too
-            break
-        if arg.startswith("--"):
-            flag, eq, value = arg.partition("=")
-            if not long_option_matches(flag, *long):
-                continue
-            if not eq:
-                if i >= len(args) or args[i] is None:
-                    return None
-                value, i = str(args[i]), i + 1
-            if name == "sudo" and long_option_matches(flag, "--chroot"):
-                return None
-            if name == "env" and long_option_matches(flag, "--split-string") and _starts_with_option(value):
-                return None
-            if long_option_matches(flag, *_CHDIR_LONG[name]):
-                folders.append(value)
-            continue
-        for j, letter in enumerate(arg[1:], 1):
-            if letter not in short:
-                continue
-            value = arg[j + 1:]
-            if not value:
-                if i >= len(args) or args[i] is None:
-                    return None
-                value, i = str(args[i]), i + 1
-            if name == "env" and letter == "S" and _starts_with_option(value):
-                return None
-            if letter in _CHDIR_SHORT[name]:
-                if name == "sudo" and letter == "R":
-                    return None
-                folders.append(value)
-            break
-    return folders
+    reading = read_args(row, args)
+    if reading.problem is not None or reading.uses(row.new_root):
+        return None
+    if any(_starts_with_option(value) for value in reading.values_of(row.split_string)):
+        return None
+    return reading.values_of(row.chdir)
 
 
 def _starts_with_option(split_string: str) -> bool:
     """Does an ``env -S`` string start with options? env reads them as its own (``-S '-C
     a/b cat ../x'``), so where it runs the command the shell's words no longer tell."""
     return split_string.lstrip(" \t\n\"'\\").startswith("-")
-
-
-def _git_folders(args: Sequence[str | None]) -> list[str] | None:
-    """The ``-C`` folders of git's own options, before its subcommand."""
-    folders: list[str] = []
-    words = iter(args)
-    for arg in words:
-        if arg is None:
-            return None
-        if arg in _GIT_VALUED or arg == "-C":
-            value = next(words, "")
-            if value is None:
-                return None
-            if arg == "-C":
-                folders.append(value)
-        elif not arg.startswith("-"):
-            break
-    return folders
 
 
 def _name(invocation: Invocation) -> str:
@@ -251,21 +185,17 @@ def _move_targets(name: str, args: Sequence[str | None], home_changed: bool) -> 
 
 
 def makes_links(name: str, args: Sequence[str | None], *, links_only: bool = False) -> bool:
-    """Does the command make links (``links_only``), or copy links as links too?"""
-    if name in ("ln", "link"):
+    """Does the command make links (``links_only``), or copy links as links too (the
+    program table's always_links, makes_links and copies_links columns)? A word the
+    shell computes among its options may be such an option."""
+    row = program(name)
+    if row.always_links:
         return True
-    if name != "cp":
+    options = row.makes_links if links_only else row.makes_links | row.copies_links
+    if not options:
         return False
-    short, long = (_CP_LINK_SHORT, _CP_LINK_LONG) if not links_only else (frozenset("sl"), _CP_LINK_LONG[:2])
-    for arg in args:
-        if arg is None or arg == "--":
-            return arg is None
-        if arg.startswith("--"):
-            if long_option_matches(arg.partition("=")[0], *long):
-                return True
-        elif arg.startswith("-") and short & set(arg[1:]):
-            return True
-    return False
+    reading = read_args(row, args)
+    return reading.problem is not None or reading.uses(options)
 
 
 def _moves_links(name: str, args: Sequence[str | None], cwd: str, after_cd: bool) -> bool:
@@ -273,9 +203,10 @@ def _moves_links(name: str, args: Sequence[str | None], cwd: str, after_cd: bool
     ``../secrets`` leads elsewhere from its new folder)? rsync may copy links as links;
     after a cd (``after_cd``) or with a computed or glob name, which files mv moves
     cannot be told here."""
-    if name == "rsync":
+    row = program(name)
+    if row.copies_links_always:
         return True
-    if name not in ("mv", "rename"):
+    if not row.moves_files:
         return False
     for arg in args:
         if arg is None or any(ch in arg for ch in "*?[") or after_cd:

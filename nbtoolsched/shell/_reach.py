@@ -1,4 +1,4 @@
-"""Whether a read-only shell command may read outside cwd: a speculation may not.
+"""Whether a read-only shell command may read outside a folder: a speculation may not.
 
 The session's permissions let a read-only command read outside the working directories
 when their path checks miss an argument (``diff --to-file=../x f``, ``jq . ../x``,
@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 
-from ..shell import deny_candidates, links_under, parse_command, read_targets, shell_paths_for_check, shell_words, subcommand_strings
-from ._overlay import is_inside
+from ._candidates import deny_candidates, shell_words
+from ._parse import parse_command, subcommand_strings
+from ._paths import is_inside, links_under, shell_paths_for_check
+from ._reads import read_targets
 
 __all__ = ["reach_outside"]
 

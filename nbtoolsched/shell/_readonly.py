@@ -10,7 +10,7 @@ Where Claude Code refuses on the text (any ``$`` in an argument even single-quot
 ``;|&`` or ``{a,b}`` inside quotes, any multi-line command, so every heredoc), this
 check accepts what the parse proves literal: ``grep 'a|b' f`` and ``cat <<'EOF'`` are
 read-only here. That is a deliberate difference (see the README). git commands are
-stricter instead: the repository's config is checked (gitrepo.py).
+stricter instead: the repository's config is checked (_gitrepo.py).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def analyze(
     """Decide whether ``command`` is read-only; never raises.
 
     With ``cwd`` a git command is read-only only if the repository git uses from there
-    cannot run programs (gitrepo.py; ``env`` is the command's environment). Without
+    cannot run programs (_gitrepo.py; ``env`` is the command's environment). Without
     it the verdict is about the command alone: callers that auto-allow must pass it.
     ``use_cache=False`` bypasses the verdict cache (for honest benchmarks).
     """

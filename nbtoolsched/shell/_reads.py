@@ -6,7 +6,7 @@ reads everything under ``.``, ``cat .e*`` reads whatever the glob expands to, ``
 on its input; git shows content from its whole repository, wherever in it it runs (the
 one fact looked up on disk). The answer over-approximates on purpose: a word is taken
 for a path whenever it could be one, and a folder a command may descend into stands for
-everything that may ever be inside it. The rules are matched elsewhere (checks.py).
+everything that may ever be inside it. The rules are matched in the permissions layer (permissions/_shell_exposure.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Sequence
 
 from ._braces import MAX_BRACE_WORDS, brace_words
 from ._parse import SimpleCommand, parse_command
+from ._programs import program, read_args
 from ._allowlists import FLAG_COMMANDS
 from ._flags import long_option_matches, parse_flags
 from ._gitrepo import RepositoryError, find_repository
@@ -27,23 +28,10 @@ from ._sed import sed_script_problem
 
 __all__ = ["shows_repository_content", "ReadTargets", "command_reads", "input_text", "line_names", "read_targets"]
 
-# Commands that never read a file's content or list a folder through their arguments.
-_NO_READ = frozenset(
-    "echo printf basename dirname true false pwd sleep seq rm rmdir mkdir touch which type test [".split()
-)
-# Commands that read the files they are given but never what is inside a folder.
-_FLAT = frozenset(
-    "cd cat head tail wc nl tac rev sort uniq cut paste column fold fmt expand unexpand strings od hexdump xxd "
-    "base64 md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum sum cmp comm tr stat file readlink "
-    "realpath less more sed awk jq yq".split()
-)
-_GREPS = frozenset({"grep", "egrep", "fgrep"})
-# Commands whose input is only data. Any other may take names or code from a heredoc or
-# here-string (a shell, python, xargs, git cat-file --batch, tar -T -), which then name
-# files as much as its words do.
-_STDIN_IS_DATA = _FLAT | _GREPS | {"tee"}
-# Commands that read the working tree when no path is named.
-_TREE_BY_DEFAULT = frozenset({"rg", "ag", "ack", "fd", "fdfind", "find", "tree", "du"})
+# What a program reads through its names (nothing, the files, or what is inside a folder),
+# whether its input is only data (else a heredoc may hold names or code: a shell, python,
+# xargs, git cat-file --batch, tar -T -) and whether it reads the working tree when no path
+# is named: the program table's reads, input_is_data and tree_by_default columns.
 # git subcommands that show names and history but no file content (unless a flag adds a patch).
 _GIT_NAMES_ONLY = frozenset(
     "status branch describe for-each-ref ls-files ls-remote merge-base remote rev-list rev-parse shortlog tag "
@@ -106,7 +94,7 @@ def command_reads(cmd: SimpleCommand, bases: Sequence[str]) -> ReadTargets:
     if not words:
         return ReadTargets()
     head = os.path.basename(words[0].value) if words[0].is_static else None
-    if head in _NO_READ:
+    if program(head).reads == "nothing":
         return ReadTargets()
     argv = [w.value for w in words[1:]]
     unknown: str | None = None
@@ -182,14 +170,14 @@ def _collect_names(source: str, bases: Sequence[str], depth: int, files: list[st
             _collect_names(text, bases, depth + 1, files, unlisted)
     for invocation in command_line(source).invocations:  # what sh -c, eval, find -exec run
         head = invocation.words[0]
-        if head is not None and os.path.basename(head) not in _NO_READ:
+        if head is not None and program(head).reads != "nothing":
             files.extend(c for w in invocation.words[1:] if w is not None for c in _path_candidates(w))
 
 
 def input_text(cmd: SimpleCommand, head: str | None) -> list[str]:
     """The heredocs and here-strings a command that may take names or code from its
     input is given (none for a command whose input is only data, such as cat)."""
-    if head in _STDIN_IS_DATA:
+    if program(head).input_is_data:
         return []
     return [r.target.value for r in cmd.redirects if (r.is_heredoc or r.op == "<<<") and r.target is not None]
 
@@ -259,21 +247,18 @@ def _descends(head: str, argv: list[str]) -> bool:
     """May the command read what is inside a folder it is given? Unknown commands may.
 
     Long options count when abbreviated too (``--recur``), as GNU tools accept them."""
-    if head in _GREPS:
-        return _grep_recursive(argv)
-    if head == "ls":
-        return any(long_option_matches(a, "--recursive") or _short_flags(a) & {"R"} for a in argv)
-    return head not in _FLAT
+    row = program(head)
+    if row.recursive:
+        return _recursive(row.recursive, argv)
+    return row.reads != "files"
 
 
-def _grep_recursive(argv: list[str]) -> bool:
-    """-r, -R, or -d/--directories with any action (grep takes an abbreviation: rec)."""
-    for arg in argv:
-        if "recurse" in arg or long_option_matches(arg, "--recursive", "--dereference-recursive", "--directories"):
-            return True
-        if _short_flags(arg) & {"r", "R", "d"}:
-            return True
-    return False
+def _recursive(options: frozenset[str], argv: list[str]) -> bool:
+    """Does a word give one of ``options`` (grep -r, -R, -d or --directories with any
+    action; ls -R), abbreviated, bundled, or with its value attached?"""
+    longs = [o for o in options if o.startswith("--")]
+    shorts = {o[1] for o in options if len(o) == 2}
+    return any(long_option_matches(arg, *longs) or _short_flags(arg) & shorts for arg in argv)
 
 
 def _short_flags(arg: str) -> set[str]:
@@ -285,24 +270,26 @@ def _reads_tree_unnamed(head: str, argv: list[str]) -> bool:
     """Does the command read the working tree although no word names a folder for it?"""
     if head == "git":
         return _git_shows_content(argv)
-    if head == "ls":
-        return _descends(head, argv) and not any(not a.startswith("-") for a in argv)
-    if head in _GREPS and not _grep_recursive(argv):
+    row = program(head)
+    if row.recursive and not _recursive(row.recursive, argv):
         return False
-    if head not in _TREE_BY_DEFAULT and head not in _GREPS:
+    if not (row.tree_by_default or row.recursive):
         return False
-    if head == "find":
+    if row.expression_after_operands:
         return not argv or argv[0].startswith(("-", "(", "!"))  # -H/-L before the paths: fail closed
     positionals = _positionals(head, argv)
     if positionals is None:
         return True
-    if head in ("tree", "du"):
-        return not positionals
-    return len(positionals) <= (0 if _pattern_in_flag(argv) else 1)
+    return len(positionals) <= (1 if row.pattern_first and not _pattern_in_flag(argv) else 0)
 
 
 def _positionals(head: str, argv: list[str]) -> list[str] | None:
-    """Non-option words, as the read-only allowlist parses the command; None if it cannot."""
+    """Non-option words, as the program table reads the command where its row knows the
+    options, else as the read-only allowlist parses it; None if it cannot."""
+    row = program(head)
+    if row.options:
+        reading = read_args(row, argv)
+        return None if reading.problem else list(reading.operands)
     spec = FLAG_COMMANDS.get((head,))
     if spec is None:
         return None

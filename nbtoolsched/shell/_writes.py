@@ -27,54 +27,23 @@ from ._invocations import command_line
 from ._parse import parse_command
 from ._config_places import RISKY_DIRS, RISKY_FILES, risky_folder_at, safety_concern
 from ._places import makes_links, unquoted
+from ._programs import option_names, program, read_args
 from ._reads import input_text
 
 __all__ = ["config_write", "written_words"]
 
 
-_COPIERS = frozenset({"cp", "install", "ln"})  # they write only their destination
-# Their options that take a value as the next word (GNU: also after the operands).
-_COPIER_VALUED_SHORT = {"cp": "St", "ln": "St", "install": "mogSt"}
-_COPIER_VALUED_LONG = {"cp": ("--suffix", "--target-directory", "--no-preserve", "--sparse"), "ln": ("--suffix", "--target-directory"),
-                       "install": ("--mode", "--owner", "--group", "--suffix", "--target-directory", "--strip-program")}
-
-
 def written_words(head: str, args: list[str]) -> list[str]:
-    """The words of a write command that may name what it changes: for cp, install and
-    ln the destination (the last operand, or a -t / --target-directory folder, bundled or
-    attached too; an option's value is no operand, wherever it sits, and every word
-    after ``--`` is one); for the others every operand and option value."""
-    if head not in _COPIERS:
+    """The words of a write command that may name what it changes: for a program whose
+    row says it writes its destination (cp, install, ln) the last operand, or the value of
+    a target-directory option (``-t``, bundled or attached too); an option's value is no
+    operand, wherever it sits, as the row says which options take one (``cp x .git/hooks/h
+    --no-preserve mode`` writes the hook). For the others every operand and option value."""
+    row = program(head)
+    if row.writes != "destination":
         return [a.partition("=")[2] if a.startswith("-") else a for a in args]
-    operands: list[str] = []
-    targets: list[str] = []
-    i = 0
-    while i < len(args):
-        arg, i = args[i], i + 1
-        if arg == "--":
-            operands.extend(args[i:])
-            break
-        if not arg.startswith("-") or arg == "-":
-            operands.append(arg)
-            continue
-        value: str | None = None
-        if arg.startswith("--"):
-            flag, eq, attached = arg.partition("=")
-            if not long_option_matches(flag, *_COPIER_VALUED_LONG[head]):
-                continue
-            value = attached if eq else (args[i] if i < len(args) else "")
-            i += 0 if eq else 1
-            if long_option_matches(flag, "--target-directory"):
-                targets.append(value)
-            continue
-        for j, letter in enumerate(arg[1:], 1):
-            if letter in _COPIER_VALUED_SHORT[head]:
-                value = arg[j + 1:] or (args[i] if i < len(args) else "")
-                i += 0 if arg[j + 1:] else 1
-                if letter == "t":
-                    targets.append(value)
-                break
-    return targets or operands[-1:]  # with -t, every operand is a source
+    reading = read_args(row, args)
+    return reading.values_of(row.target_dir) or list(reading.operands[-1:])  # with -t, every operand is a source
 
 
 def config_write(command: str, bases: Sequence[str] | None, _depth: int = 0) -> str | None:
@@ -134,7 +103,7 @@ def _changed_words(words: Sequence[str | None]) -> Sequence[str | None]:
     the rest, every word (``ln -s .git g`` makes a way into .git)."""
     head = os.path.basename(words[0] or "")
     args = words[1:]
-    if head not in ("cp", "install") or any(a is None for a in args) or (head == "cp" and makes_links(head, args, links_only=True)):
+    if program(head).writes != "destination" or any(a is None for a in args) or makes_links(head, args, links_only=True):
         return words
     return written_words(head, [a for a in args if a is not None])
 
@@ -164,7 +133,9 @@ def _risky_name(word: str | None, dots: bool = False, bases: Sequence[str] = ())
     return None
 
 
-_PLACE_OPTIONS = ("--chdir", "--directory")
+# The options that name a folder a program works in, whichever program takes them.
+_PLACE_OPTIONS = option_names("chdir")
+_PLACE_LONG = tuple(sorted(o for o in _PLACE_OPTIONS if o.startswith("--")))
 
 
 def _named_places(command: str) -> list[str]:
@@ -180,41 +151,32 @@ def _named_places(command: str) -> list[str]:
                 continue
             if mover and not word.startswith("-"):
                 places.append(word)
-            elif words[i - 1] == "-C" or ("=" not in (words[i - 1] or "=") and long_option_matches(words[i - 1] or "", *_PLACE_OPTIONS)):
+            elif words[i - 1] in _PLACE_OPTIONS or ("=" not in (words[i - 1] or "=") and long_option_matches(words[i - 1] or "", *_PLACE_LONG)):
                 places.append(word)
-            elif "=" in word and long_option_matches(word.partition("=")[0], *_PLACE_OPTIONS):
+            elif "=" in word and long_option_matches(word.partition("=")[0], *_PLACE_LONG):
                 places.append(word.partition("=")[2])
     return [os.path.expanduser(p) for p in places]
 
 
 def _renames_by_pattern(words: Sequence[str | None]) -> str | None:
-    """tar ``--transform`` (``--xform``) names what it extracts by a sed expression: the
-    words no longer tell which files it writes (``--transform 's/^x/./'`` makes .git)."""
-    if not words or os.path.basename(words[0] or "") != "tar":
-        return None
-    if any(w is not None and long_option_matches(w, "--transform", "--xform") for w in words[1:]):
-        return "tar renames what it extracts by a pattern, so which files it writes cannot be told"
+    """An option after which which files the program writes cannot be told (the program
+    table's unknown_writes: tar ``--transform``, ``--xform`` names what it extracts by a sed
+    expression, so ``--transform 's/^x/./'`` makes .git)."""
+    row = program(words[0] if words else None)
+    for word in words[1:]:
+        found = next((why for option, why in row.unknown_writes.items() if word is not None and long_option_matches(word, option)), None)
+        if found:
+            return found
     return None
 
 
 def _env_split(words: Sequence[str | None]) -> list[str]:
     """The words env splits an ``-S`` / ``--split-string`` string into (its own options
     among them: ``env -S'-C .git' cp ../x hooks/pre-commit``), as blanks separate them."""
-    if not words or os.path.basename(words[0] or "") != "env":
+    row = program(words[0] if words else None)
+    if not row.split_string:
         return []
-    split: list[str] = []
-    for i, word in enumerate(words[1:], 1):
-        following = words[i + 1] if i + 1 < len(words) else None
-        value: str | None = None
-        if word is None or not word.startswith("-") or word == "-":
-            continue
-        if word.startswith("--"):
-            if long_option_matches(word, "--split-string"):
-                value = word.partition("=")[2] if "=" in word else following
-        elif "S" in word[1:]:
-            value = word[word.index("S") + 1:] or following
-        split.extend((value or "").split())
-    return split
+    return [part for value in read_args(row, words[1:]).values_of(row.split_string) for part in value.split()]
 
 
 def _may_be(part: str, names: frozenset[str], dots: bool) -> bool:
@@ -294,33 +256,30 @@ def _loose_names(command: str) -> Iterator[str]:
 
 
 _MAX_DEPTH = 4
-# git's own options that take the next word as their value.
-_GIT_VALUED = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env", "--attr-source", "--super-prefix"})
-# Options whose value git runs as a shell line: a rebase step, the program a fetch, clone
-# or push starts for a local repository.
-_GIT_CODE_LONG = ("--exec", "--upload-pack", "--receive-pack")
 
 
 def _git_code(words: Sequence[str | None]) -> list[str]:
     """The shell lines a git command runs later: a ``-c`` value (``core.editor``,
     ``core.pager``, ``sequence.editor``...), a ``rebase -x`` / ``--exec`` step, an
-    ``--upload-pack`` / ``--receive-pack`` program, what ``submodule foreach`` runs.
-    Every ``-x`` and ``-u`` value counts (in cherry-pick -x a flag: the next word is then
-    a commit, which names no config)."""
-    if not words or words[0] is None or os.path.basename(words[0]) != "git":
+    ``--upload-pack`` / ``--receive-pack`` program, what ``submodule foreach`` runs (the
+    program table's config_options, code_options and code_words columns)."""
+    row = program(words[0] if words else None)
+    if not (row.code_options or row.config_options or row.code_words):
         return []
+    short = {o for o in row.code_options | row.config_options if len(o) == 2}
+    longs = [o for o in row.code_options if o.startswith("--")]
     code: list[str] = []
     for i, word in enumerate(words):
         following = words[i + 1] if i + 1 < len(words) else None
         if word is None:
             continue
-        if word == "foreach":
+        if word in row.code_words:
             code.append(" ".join(w for w in words[i + 1:] if w is not None))
-        elif word in ("-c", "-x", "-u") and following is not None:
-            code.append(following.partition("=")[2] if word == "-c" else following)
-        elif word[:2] in ("-x", "-u") and len(word) > 2:
+        elif word in short and following is not None:
+            code.append(following.partition("=")[2] if word in row.config_options else following)
+        elif word[:2] in short and len(word) > 2 and word[:2] not in row.config_options:
             code.append(word[2:])
-        elif long_option_matches(word, *_GIT_CODE_LONG):
+        elif longs and long_option_matches(word, *longs):
             code.append(word.partition("=")[2] if "=" in word else following or "")
     return code
 
@@ -356,12 +315,9 @@ def _git_config(words: Sequence[str | None], plain: str) -> str | None:
         return "git moves the repository to a folder whose hooks nothing then guards"
     if "alias." in plain.lower():
         return "the line gives git an alias, which may run `git config`"
-    skip = False
-    for word in words[1:]:
-        if skip:
-            skip = False
-        elif word in _GIT_VALUED:
-            skip = True
-        elif word is None or not word.startswith("-"):
-            return "`git config` changes git's configuration, which can run programs" if word in (None, "config") else None
+    rest = words[1:]
+    reading = read_args(program("git"), rest)  # git's own options, then its subcommand
+    subcommand = rest[reading.end] if reading.problem is None and reading.end < len(rest) else None
+    if reading.problem is not None or subcommand == "config":
+        return "`git config` changes git's configuration, which can run programs"
     return None

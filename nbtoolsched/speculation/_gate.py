@@ -19,19 +19,20 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, cast
+
+from pydantic import BaseModel
 
 from ..permissions._base import PermissionGate, PermissionRequest
 from .._tool._abort import AbortSignal
 from .._tool._decision import Decision, DecisionReason
-from .._tool._base import Tool, Validation
+from .._tool._base import Tool, ToolOutput, Validation
 from .._tool._context import ToolContext
 from ..sandbox._failures import sandbox_failure
-from ..shell import network_use
+from ..shell import line_facts
 from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind, Budget
 from ._overlay import Overlay, PathOutsideCwd
 from ._safefs import UnsafePath
-from ._shell_reach import reach_outside
 from ._texts import (
     ALREADY_STOPPED,
     stopped_budget,
@@ -46,6 +47,7 @@ from ._texts import (
 
 __all__ = ["SpeculationGate", "WRITE_TOOLS", "READ_TOOLS", "PATH_KEYS", "is_write_tool", "is_read_tool", "is_shell_tool"]
 
+P = TypeVar("P")  # a call's parsed input
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "ToolSearch", "LSP", "TaskGet", "TaskList"})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
@@ -285,7 +287,7 @@ class SpeculationGate:
             return await self._shell_in_overlay(request, text)
         if not text.strip() or not _read_only(request.tool, request.parsed, request.ctx.cwd):
             return self.stop("bash", request.tool.name, text[:DETAIL_LIMIT], stopped_shell(text[:DETAIL_LIMIT]))
-        problem = reach_outside(text, self.overlay.cwd)
+        problem = line_facts(text, self.overlay.cwd).reaches_outside(self.overlay.cwd)
         if problem:  # the session may let it read there; a speculation reads inside cwd only
             return self.stop("outside_cwd", request.tool.name, text[:DETAIL_LIMIT], stopped_outside(f"the command `{text[:DETAIL_LIMIT]}`", problem))
         return await self._consult(request, None, for_write=False)
@@ -300,12 +302,13 @@ class SpeculationGate:
             return self.stop("bash", name, shown, stopped_shell(shown))
         if request.input.get("dangerouslyDisableSandbox") is True:
             return self.stop("bash", name, shown, stopped_unsandboxed(shown))
-        wants = network_use(text)
+        line = line_facts(text, self.overlay.cwd)
+        wants = line.network
         if wants is not None:
             return self.stop("network", name, shown, stopped_network(wants[:DETAIL_LIMIT]))
         # A read-only command reads inside cwd only, as in the path-rewriting overlay (what its
         # words show; a program that opens files by itself reads what the sandbox lets it).
-        problem = reach_outside(text, self.overlay.cwd) if _read_only(request.tool, request.parsed, request.ctx.cwd) else None
+        problem = line.reaches_outside(self.overlay.cwd) if _read_only(request.tool, request.parsed, request.ctx.cwd) else None
         if problem:
             return self.stop("outside_cwd", name, shown, stopped_outside(f"the command `{shown}`", problem))
         return await self._consult(request, None, for_write=False, ask_ok=True)
@@ -393,7 +396,7 @@ class SpeculationGate:
 
         async def call_in_view(input: Any, ctx: ToolContext) -> Any:
             out = await file_call(input, ctx)
-            if self.kernel and isinstance(getattr(out, "content", None), str):
+            if self.kernel and isinstance(out, ToolOutput) and isinstance(out.content, str):
                 out.content = self.overlay.to_real(out.content)
             return out
 
@@ -425,13 +428,14 @@ class SpeculationGate:
                 self.on_boundary(self.boundary)
         self.abort.abort(SPECULATION_BOUNDARY)
 
-    def preview(self, parsed: Any) -> Any:
-        """``parsed`` with its path pointing where a read of it would go now (no side effects).
+    def preview(self, parsed: P) -> P | None:
+        """``parsed`` (a tool's input model) with its path pointing where a read of it
+        would go now (no side effects).
 
         None when the path escapes cwd: only the permission step decides about those.
         """
         found = _path_field(parsed)
-        if found is None or not hasattr(parsed, "model_copy"):
+        if found is None or not isinstance(parsed, BaseModel):
             return parsed
         key, path = found
         try:
@@ -439,7 +443,7 @@ class SpeculationGate:
         except PathOutsideCwd:
             return None
         target = self.overlay.cwd if rel == "." else self.overlay.read_target(rel)
-        return parsed.model_copy(update={key: target})
+        return cast(P, parsed.model_copy(update={key: target}))
 
 
 def _carry_read_state(ctx: ToolContext, overlay: Overlay, rel: str, path: str, target: str) -> None:
