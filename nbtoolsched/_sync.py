@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from typing import Any, Awaitable, Callable, ContextManager, TypeVar
 
 from ._errors import ConfigurationError
@@ -23,17 +24,24 @@ _hooks: list[Callable[[], ContextManager[Any]]] = []
 _nested: set[int] = set()  # ids of the loops made re-entrant
 
 
-def run_sync(awaitable: Awaitable[T]) -> T:
+def run_sync(awaitable: Awaitable[T], *, reenter: bool = True) -> T:
     """Run ``awaitable`` to the end and return its value, blocking the caller.
 
     ``results = nts.run_sync(scheduler.run(blocks))`` in a script or a notebook cell. In
     a notebook the loop keeps running meanwhile (other runs, the panel); a call that
     waits for a person can only be answered where a click reaches a busy cell (the
-    notebook extension refuses, rather than hangs, where it cannot)."""
+    notebook extension refuses, rather than hangs, where it cannot).
+
+    ``reenter=False`` is for work that needs nothing of the caller's loop (judging a call,
+    as ``Permissions.explain`` does): inside a running loop it runs on a loop of its own,
+    in a worker thread, while the caller waits. The caller's loop is then neither
+    re-entered nor patched, and nothing else runs on it meanwhile."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(_awaited(awaitable))
+    if not reenter:
+        return _on_a_loop_of_its_own(awaitable)
     make_reentrant(loop)
     future = asyncio.ensure_future(awaitable)
     with contextlib.ExitStack() as stack:
@@ -71,3 +79,22 @@ def add_blocking_hook(hook: Callable[[], ContextManager[Any]]) -> Callable[[], N
 
 async def _awaited(awaitable: Awaitable[T]) -> T:
     return await awaitable
+
+
+def _on_a_loop_of_its_own(awaitable: Awaitable[T]) -> T:
+    """``asyncio.run`` in a worker thread, the caller's thread waiting for its end."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(_awaited(awaitable))
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = err
+
+    thread = threading.Thread(target=target, name="nbtoolsched-run-sync")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    value: T = box["value"]
+    return value

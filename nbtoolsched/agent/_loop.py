@@ -41,16 +41,18 @@ import time
 import uuid
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Iterable, Literal
+from typing import Any, AsyncIterator, Callable, Iterable, Literal, Sequence, TypedDict, Union, Unpack
 
 from ..execution._pipeline import CallOutcome
 from ..execution._prepare import discovered_tools
 from ..execution._results import error_result
-from .._messages import Block, TextBlock, ToolResultBlock, ToolUseBlock
+from .._messages import Block, BlockLike, MessageLike, TextBlock, ToolResultBlock, ToolUseBlock
+from ..permissions._approvals import Approver
 from .._registry import ToolRegistry
+from .._tasks import TaskOwner
 from .._events import (AgentFinished, AgentStarted, ModelBlock, ModelFallback, ModelFinished, StreamFailed, TextDelta,
                        TurnFinished, TurnStarted)
-from .._events import RunEvents
+from .._events import Event, Listener, RunEvents
 from ..scheduling._trace import Trace
 from ..scheduling._scheduler import DEFAULT, Default, Scheduler
 from ..scheduling._engine import StreamingToolExecutor, TrackedTool
@@ -69,7 +71,19 @@ StopReason = Literal[
     "approval_deferred",  # a headless ``defer`` policy held back an approval: the run pauses for a person
 ]
 
-Listener = Callable[[Any], None]
+Prompt = Union[str, BlockLike, list[BlockLike]]  # text, a block, or a non-empty list of blocks
+
+
+class AgentOptions(TypedDict, total=False):
+    """The keyword options of ``Agent`` that ``Agent.from_transcript`` passes on."""
+
+    system: str | None
+    max_turns: int | None
+    max_messages: int | None
+    streaming: bool
+    stream_retries: int
+    on_event: Listener | None
+    fallback_model: Model | None
 
 
 @dataclass
@@ -130,7 +144,7 @@ class Agent:
         *,
         context: ToolContext | None = None,
         system: str | None = None,
-        messages: list[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
         max_turns: int | None = 100,
         max_messages: int | None = None,
         streaming: bool = True,
@@ -195,21 +209,22 @@ class Agent:
             except Exception:  # a broken viewer must never break a run
                 pass
 
-    async def events(self, prompt: Any = None, *, abort: AbortSignal | None = None) -> AsyncIterator[Any]:
+    async def events(self, prompt: Prompt | None = None, *, abort: AbortSignal | None = None) -> AsyncIterator[Event]:
         """Run and yield every event live; the last is ``AgentFinished`` (its ``result`` is the AgentResult)."""
-        queue: asyncio.Queue[Any] = asyncio.Queue()
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
         unsubscribe = self.subscribe(queue.put_nowait)
-        task = asyncio.ensure_future(self.run(prompt, abort=abort))
-        task.add_done_callback(lambda _: queue.put_nowait(None))
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-            task.result()
-        finally:
-            unsubscribe()
-            if not task.done():
-                self.abort()
-                await asyncio.wait([task])
+        async with TaskOwner() as owner:  # the run never outlives this generator
+            task = owner.start(self.run(prompt, abort=abort))
+            task.add_done_callback(lambda _: queue.put_nowait(None))
+            try:
+                while (event := await queue.get()) is not None:
+                    yield event
+                task.result()
+            finally:
+                unsubscribe()
+                if not task.done():  # the consumer stopped early: stop the run so every call is answered
+                    self.abort()
+                    await asyncio.wait([task])
 
     # -- running ------------------------------------------------------------------------------
     @property
@@ -228,12 +243,12 @@ class Agent:
 
     async def run(
         self,
-        prompt: Any = None,
+        prompt: Prompt | None = None,
         *,
         abort: AbortSignal | None = None,
         mode: str | None | Default = DEFAULT,
         max_concurrency: int | None | Default = DEFAULT,
-        approver: Any = DEFAULT,
+        approver: Approver | None | Default = DEFAULT,
     ) -> AgentResult:
         """Add ``prompt`` (text or blocks; None to answer the transcript as it is) and loop.
 
@@ -268,7 +283,7 @@ class Agent:
         stop_recording()
         return result
 
-    def add_messages(self, messages: Iterable[Any]) -> None:
+    def add_messages(self, messages: Iterable[MessageLike]) -> None:
         """Append finished messages (an accepted speculation, say) to the conversation and
         its transcript file; the next run answers them. Content for the role of the last
         message joins it, so roles keep alternating."""
@@ -291,7 +306,7 @@ class Agent:
         scheduler: Scheduler | ToolRegistry | None = None,
         *,
         context: ToolContext | None = None,
-        **options: Any,
+        **options: Unpack[AgentOptions],
     ) -> "Agent":
         """An Agent that continues the session in a JSONL transcript (ours or Claude Code's).
 
@@ -391,21 +406,22 @@ class Agent:
 
     async def _stream(self, state: _TurnState, tools: list[dict[str, Any]], system: str | None) -> ModelError | None:
         """Play the model's answer into ``state``; an abort cancels it. Returns the failure, if any."""
-        task = asyncio.ensure_future(self._consume(state, tools, system))
-        stop_watching = state.watch.on_abort(lambda reason: task.cancel())  # the stream stops with the turn
-        try:
-            await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if (current is not None and current.cancelling()) or not state.watch.aborted:
-                raise
-            state.aborted_streaming = True
-        except ModelError as err:
-            return err
-        except Exception as err:  # a model adapter or script with a bug
-            return ModelError("unexpected", f"{type(err).__name__}: {err}", events_before=state.assembler.events_seen)
-        finally:
-            stop_watching()
+        async with TaskOwner() as owner:  # leaving it, the stream's task has ended (its aclose ran)
+            task = owner.start(self._consume(state, tools, system))
+            stop_watching = state.watch.on_abort(lambda reason: task.cancel())  # the stream stops with the turn
+            try:
+                await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if (current is not None and current.cancelling()) or not state.watch.aborted:
+                    raise
+                state.aborted_streaming = True
+            except ModelError as err:
+                return err
+            except Exception as err:  # a model adapter or script with a bug
+                return ModelError("unexpected", f"{type(err).__name__}: {err}", events_before=state.assembler.events_seen)
+            finally:
+                stop_watching()
         return None
 
     async def _consume(self, state: _TurnState, tools: list[dict[str, Any]], system: str | None) -> None:
@@ -616,7 +632,7 @@ def _as_scheduler(value: Scheduler | ToolRegistry | None) -> Scheduler:
     raise TypeError(f"scheduler must be a Scheduler or a ToolRegistry, got {type(value).__name__}")
 
 
-def _prompt_blocks(prompt: Any) -> list[Any]:
+def _prompt_blocks(prompt: object) -> list[BlockLike]:
     if isinstance(prompt, str):
         if not prompt:
             raise ValueError("the prompt is empty")

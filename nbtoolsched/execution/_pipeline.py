@@ -17,15 +17,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 from pydantic import ValidationError
 
 from .._messages import TextBlock, ToolResultBlock
+from ..permissions._approvals import ApprovalAnswer, ApprovalRequest, Approver
 from ..permissions._base import (
     AllowUnlessDenied,
     ApprovalDeferred,
     HookEvent,
+    HookNotice,
     HookRunner,
     PermissionGate,
     PermissionRequest,
@@ -34,7 +36,7 @@ from ..permissions._base import (
 )
 from .._tool._abort import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortError
 from .._tool._decision import Decision
-from .._tool._context import ToolContext
+from .._tool._context import ContextModifier, ToolContext
 from .._tool._base import overrides, ToolOutput
 from ._prepare import PreparedCall
 from ._results import error_result, finish_content, format_exception
@@ -64,11 +66,11 @@ class CallOutcome:
     # What travels with the result (hook context for the model; hook problems for the
     # person). Empty tuples until something is there: most calls carry nothing.
     attachments: Sequence[TextBlock] = ()
-    context_modifier: Any = None
+    context_modifier: ContextModifier | None = None
     prevent_continuation: bool = False
     stop_reason: str | None = None
-    deferred: Any = None  # the pending approval request when status == "deferred"
-    hook_notices: Sequence[Any] = ()  # HookNotice: non-blocking hook problems, for the person only
+    deferred: ApprovalRequest | None = None  # the pending approval request when status == "deferred"
+    hook_notices: Sequence[HookNotice] = ()  # non-blocking hook problems, for the person only
 
     @property
     def is_error(self) -> bool:
@@ -98,21 +100,34 @@ def error_outcome(call: PreparedCall) -> CallOutcome:
 
 
 class CallPipeline:
-    """Runs prepared calls; holds what every call shares (gate, hooks, session dir)."""
+    """Runs prepared calls; holds what every call shares (gate, hooks, session dir).
+
+    Hooks have one holder. Given here (``hooks=``), the pipeline holds them; otherwise the
+    gate does (``Permissions`` holds the hooks of its settings files) and every call reads
+    them from it, so no second copy exists to fall out of step."""
 
     def __init__(
-        self, gate: PermissionGate | None = None, hooks: HookRunner | None = None, approver: Any = None, *, mode: str | None = None
+        self, gate: PermissionGate | None = None, hooks: HookRunner | None = None, approver: Approver | None = None, *,
+        mode: str | None = None, answers: Mapping[str, ApprovalAnswer] | None = None,
     ) -> None:
         self.gate: PermissionGate = gate if gate is not None else AllowUnlessDenied()
-        self.hooks = hooks
-        self.approver = approver
+        self._hooks = hooks  # given for these calls; None: the gate's own
+        self.approver = approver  # a run's: resolved once when it starts (``resolve_approver``)
         self.mode = mode  # a permission mode for these calls only (None: the gate's own)
+        self.answers: Mapping[str, ApprovalAnswer] = answers or {}  # a resumed run's saved answers
 
-    def with_options(self, *, mode: str | None, approver: Any) -> "CallPipeline":
-        """The same gate and hooks with another approver or permission mode (one run's overrides)."""
-        return CallPipeline(self.gate, self.hooks, approver, mode=mode if mode is not None else self.mode)
+    @property
+    def hooks(self) -> HookRunner | None:
+        """The hooks these calls fire: the ones given, else the gate's."""
+        return self._hooks if self._hooks is not None else getattr(self.gate, "hooks", None)
 
-    async def run(self, call: PreparedCall, ctx: ToolContext, approver: Any = None) -> CallOutcome:
+    def with_options(
+        self, *, mode: str | None, approver: Approver | None, answers: Mapping[str, ApprovalAnswer] | None = None
+    ) -> "CallPipeline":
+        """The same gate and hooks with one run's approver, permission mode and saved answers."""
+        return CallPipeline(self.gate, self._hooks, approver, mode=mode if mode is not None else self.mode, answers=answers)
+
+    async def run(self, call: PreparedCall, ctx: ToolContext, approver: Approver | None = None) -> CallOutcome:
         if call.error is not None:
             return error_outcome(call)
         reason = ctx.abort.reason
@@ -122,7 +137,7 @@ class CallPipeline:
             # its cancel result (an interrupt only lets "block" tools already running finish).
             return stopped_outcome(call, reason, started=False)
         try:
-            return await self._run_checked(call, ctx, approver or self.approver)
+            return await self._run_checked(call, ctx, approver if approver is not None else self.approver)
         except ApprovalDeferred as deferred:
             placeholder = error_result(call.tool_use_id, "Waiting for approval.")
             return CallOutcome(call.tool_use_id, call.name, placeholder, "deferred", deferred=deferred.request)
@@ -134,7 +149,7 @@ class CallPipeline:
         except KeyboardInterrupt:
             return _interrupted(call, ctx)
 
-    async def _run_checked(self, call: PreparedCall, ctx: ToolContext, approver: Any) -> CallOutcome:
+    async def _run_checked(self, call: PreparedCall, ctx: ToolContext, approver: Approver | None) -> CallOutcome:
         tool, parsed = call.tool, call.parsed
         assert tool is not None and parsed is not None
         if overrides(tool, "validate_input"):
@@ -151,7 +166,8 @@ class CallPipeline:
         hook_decision: Decision | None = None
         notices: list[Any] = []
         prevent, stop_reason = False, None
-        hooks = self.hooks if self.hooks else None  # an empty Hooks (settings without hooks) costs nothing
+        hooks = self.hooks
+        hooks = hooks if hooks else None  # an empty Hooks (settings without hooks) costs nothing
         if hooks is not None:
             pre = await hooks.pre_tool_use(HookEvent("PreToolUse", tool, tool.name, observable, call.tool_use_id, ctx))
             attachments.extend(TextBlock(text) for text in pre.additional_context)
@@ -291,11 +307,12 @@ class CallPipeline:
     async def _post_failure(
         self, call: PreparedCall, observable: dict[str, Any], ctx: ToolContext, outcome: CallOutcome, error: str, interrupt: bool
     ) -> None:
-        if not self.hooks:
+        hooks = self.hooks
+        if not hooks:
             return
         event = self._event("PostToolUseFailure", call, observable, ctx, error=error, is_interrupt=interrupt)
         try:
-            post = await self.hooks.post_tool_use_failure(event)
+            post = await hooks.post_tool_use_failure(event)
         except Exception as err:
             outcome.attachments = [*outcome.attachments, TextBlock(f"PostToolUseFailure hook failed: {err}")]
             return

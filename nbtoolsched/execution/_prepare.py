@@ -49,8 +49,9 @@ class PreparedCall:
         return reason != INTERRUPT or self.interrupt_behavior == "cancel"
 
 
-def discovered_tools(messages: Iterable[Any]) -> set[str]:
-    """Names of deferred tools whose schemas a ToolSearch result already loaded."""
+def discovered_tools(messages: Iterable[object]) -> set[str]:
+    """Names of deferred tools whose schemas a ToolSearch result already loaded (in
+    messages as dicts or models; anything else is passed over)."""
     found: set[str] = set()
     for message in messages:
         content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
@@ -86,13 +87,15 @@ def is_safe(tool: Tool, parsed: BaseModel) -> bool:
 
 def prepare_call(
     index: int,
-    block: Any,
+    block: object,
     registry: ToolRegistry,
     *,
     seen_ids: set[str] | None = None,
     discovered: set[str] | None = None,
     tools: "ToolsByName | None" = None,
 ) -> PreparedCall:
+    """One block checked: shape, id, tool, input. Anything may come in (a model's answer):
+    what is not a tool_use block becomes a call with an error, never an exception."""
     if isinstance(block, Block):
         block = block.to_dict()
     if not isinstance(block, dict):
@@ -126,7 +129,7 @@ def prepare_call(
     return PreparedCall(index, tool_use_id, name, raw, tool=tool, parsed=parsed, safe=is_safe(tool, parsed))
 
 
-def prepare_calls(blocks: Iterable[Any], registry: ToolRegistry, *, discovered: set[str] | None = None) -> list[PreparedCall]:
+def prepare_calls(blocks: Iterable[object], registry: ToolRegistry, *, discovered: set[str] | None = None) -> list[PreparedCall]:
     seen: set[str] = set()
     tools = ToolsByName(registry)
     return [prepare_call(i, b, registry, seen_ids=seen, discovered=discovered, tools=tools) for i, b in enumerate(blocks)]

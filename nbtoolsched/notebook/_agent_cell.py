@@ -214,7 +214,7 @@ class AgentConversation:
             options["mode"] = mode
         options["max_concurrency"] = max_concurrency if max_concurrency is not None else session.max_concurrency
         settings = (self.model, self.fallback, max_turns or DEFAULT_MAX_TURNS)
-        cell.task = asyncio.ensure_future(self._drive(cell, agent, previous, settings, options))
+        cell.task = session.tasks.start(self._drive(cell, agent, previous, settings, options), name=f"nbtoolsched-agent-cell-{number}")
         cell.task.add_done_callback(lambda task: self._finished(cell, task))
         self.cells.append(cell)
         session.runs.append(NotebookRun(handle, view, [], title))  # interrupts, unload and %toolsched trace see it
@@ -338,8 +338,8 @@ class AgentConversation:
             raise SessionError("the conversation ends with a message the agent has not answered yet: "
                                "run an %%agent cell first, then speculate on the next step")
         session = self.session
-        scheduler = Scheduler(session.registry, permissions=session.permissions, hooks=session.permissions.hooks,
-                              approver=session.broker, max_concurrency=session.max_concurrency, context=agent.context)
+        scheduler = Scheduler(session.registry, permissions=session.permissions, approver=session.broker,
+                              max_concurrency=session.max_concurrency, context=agent.context)
         return list(agent.messages), scheduler
 
     def accept_speculation(self, suggestion: str, messages: list[dict[str, Any]]) -> None:

@@ -9,13 +9,13 @@ and Reject hand over to the loop, which calls the speculation's own
 
 from __future__ import annotations
 
-import asyncio
 import html
 import logging
 from typing import Any, Callable
 
 import ipywidgets as widgets
 
+from .._tasks import TaskOwner
 from ._blocking import follow_frontend_routing
 from ._pump import UIPump
 from ._record import GONE_HTML, PANEL_CSS, Record
@@ -67,7 +67,8 @@ def explain_boundary(boundary: Any, mode: str) -> str:
 
 
 class DiffView(widgets.VBox):
-    def __init__(self, speculation: Any, *, pump: UIPump, handoff: Callable[..., None], mode: str = "default") -> None:
+    def __init__(self, speculation: Any, *, pump: UIPump, handoff: Callable[..., None], tasks: TaskOwner,
+                 mode: str = "default") -> None:
         self.speculation = speculation
         self.pump = pump
         self.mode = mode
@@ -75,7 +76,7 @@ class DiffView(widgets.VBox):
         self.status = "running"  # running | ready | accepting | accepted | rejecting | rejected | failed
         self.message = ""
         self._changes: list[Any] | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = tasks  # the session's: an accept or reject under way ends with it at the latest
         self.record = Record(self, self.text)
         self.style_html = widgets.HTML(PANEL_CSS + GONE_HTML)
         self.header = widgets.HTML()
@@ -166,9 +167,7 @@ class DiffView(widgets.VBox):
         if self.status != "ready" or (what == "accept" and not self._changes):
             return
         self.status = "accepting" if what == "accept" else "rejecting"
-        task = asyncio.ensure_future(self._finish(what))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(self._finish(what), name=f"nbtoolsched-speculation-{what}")
         self.pump.mark(self)
 
     async def _finish(self, what: str) -> None:

@@ -19,6 +19,8 @@ import threading
 import time
 from typing import Any, Callable, Protocol
 
+from .._tasks import TaskOwner
+
 __all__ = ["Handoff", "PumpView", "UIPump"]
 
 log = logging.getLogger(__name__)
@@ -55,9 +57,13 @@ class Handoff:
 class UIPump:
     """Coalesces view updates: at most ``rate`` renders per view per second, plus a final one."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, rate: float = 10.0, clock_every: float = 1.0) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, rate: float = 10.0, clock_every: float = 1.0, *,
+                 tasks: TaskOwner | None = None) -> None:
+        """``tasks``: who owns the pump's task (a session passes its own, so unloading the
+        session ends it); a pump made alone owns it itself."""
         if rate <= 0:
             raise ValueError(f"the pump rate must be positive, got {rate}")
+        self._tasks = tasks if tasks is not None else TaskOwner(loop)
         self.loop = loop
         self.loop_thread = threading.get_ident()  # made on the loop's thread
         self.interval = 1.0 / rate
@@ -87,7 +93,7 @@ class UIPump:
 
     def _ensure_running(self) -> None:
         if self._task is None or self._task.done():
-            self._task = self.loop.create_task(self._run(), name="nbtoolsched-ui-pump")
+            self._task = self._tasks.start(self._run(), name="nbtoolsched-ui-pump")
 
     # -- the loop ---------------------------------------------------------------------------------
     async def _run(self) -> None:

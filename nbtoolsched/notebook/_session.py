@@ -21,6 +21,7 @@ from ..permissions._rules import Behavior
 from ..permissions._engine import Permissions
 from ..permissions._modes import MODES
 from .._registry import ToolRegistry
+from .._tasks import TaskOwner
 from ..scheduling._scheduler import DEFAULT, Scheduler
 from ..scheduling._engine import max_tool_use_concurrency
 from .._tool._abort import USER_ABORT
@@ -65,18 +66,22 @@ class NotebookSession:
         self.notices: list[str] = []
         self.broker = ApprovalBroker(_broker_policy(policy) if policy else policy_from_env("interactive"))
         self.blocked = 0  # > 0 while a cell blocks on a run (--wait, run_sync)
+        # The kernel's lifetime: every background task the notebook layer starts (the UI
+        # pump, %%agent turns, waits on speculations, Accept/Reject) is this owner's, and
+        # unloading cancels what is left. Runs of %%toolcall are the scheduler's (submit).
+        self.tasks = TaskOwner(self.loop)
         self.permissions = permissions if permissions is not None else self._load_permissions()
-        self.permissions.approver = self.broker
         if registry is None:
             from ..tools import default_registry
 
             registry = default_registry(self.cwd)
         self.registry = registry
-        self.scheduler = Scheduler(self.registry, permissions=self.permissions, hooks=self.permissions.hooks,
-                                   approver=self.broker, cwd=self.cwd)
+        # The broker answers every run's approvals (the scheduler's approver comes before
+        # the permissions'); the permissions keep the hooks of the settings files.
+        self.scheduler = Scheduler(self.registry, permissions=self.permissions, approver=self.broker, cwd=self.cwd)
         self.context = self.scheduler.context  # where the next run starts; each run hands back its own
         self.max_concurrency = self.scheduler.max_concurrency
-        self.pump = UIPump(self.loop, rate)
+        self.pump = UIPump(self.loop, rate, tasks=self.tasks)
         self.handoff = Handoff(self.loop)
         self.make_id = IdMaker()
         self.runs: list[NotebookRun] = []
@@ -97,7 +102,7 @@ class NotebookSession:
         gone without a word. So the error is raised (the extension does not load and the
         cell says why) until the file is fixed."""
         try:
-            return Permissions.from_settings(self.cwd, approver=self.broker)
+            return Permissions.from_settings(self.cwd)
         except (PermissionConfigError, OSError, ValueError) as err:
             raise SessionError(
                 f"the permission settings could not be read, so nbtoolsched did not start (running without "
@@ -357,7 +362,8 @@ class NotebookSession:
             raise SessionError("this nbtoolsched session was unloaded; run %load_ext nbtoolsched again")
 
     def close(self) -> None:
-        """Unload: abort runs (their calls still get results), close widgets, stop the pump."""
+        """Unload: abort runs (their calls still get results), close widgets, stop the pump,
+        and cancel the background tasks that are left."""
         if self.closed:
             return
         self.interrupt()
@@ -368,6 +374,7 @@ class NotebookSession:
             run.panel.close()
         for view in self.diff_views:
             view.close()
+        self.tasks.cancel()
         self.closed = True
 
 

@@ -66,8 +66,6 @@ class ContinuingSpeculation:
 
 def start_view(session: Any, suggestion: str, model: Any, conversation: Any = None) -> Any:
     """Start speculating now (a task on the kernel loop) and return its live diff view."""
-    import asyncio
-
     from ..speculation import start_speculation
     from ._diffview import DiffView
 
@@ -80,10 +78,9 @@ def start_view(session: Any, suggestion: str, model: Any, conversation: Any = No
     loop = model_loop(model if conversation is not None else fresh(model))
     spec = start_speculation(suggestion, loop, scheduler=scheduler, messages=messages)
     shown = ContinuingSpeculation(spec, conversation) if conversation is not None else spec
-    view = DiffView(shown, pump=session.pump, handoff=session.handoff, mode=session.permissions.mode)
+    view = DiffView(shown, pump=session.pump, handoff=session.handoff, tasks=session.tasks, mode=session.permissions.mode)
     session.diff_views.append(view)
-    waiter = asyncio.ensure_future(spec.wait())
+    waiter = session.tasks.start(spec.wait(), name="nbtoolsched-speculation-wait")
     waiter.add_done_callback(lambda _t: session.pump.mark(view))
-    view._waiter = waiter  # keep a strong reference until it is done
     session.pump.mark(view)
     return view

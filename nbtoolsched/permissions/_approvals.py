@@ -11,6 +11,9 @@ Headless runs pick a policy instead of a person: ``allow``, ``deny`` or ``defer`
 (``defer`` raises ApprovalDeferred, so the scheduler can stop with a serialisable set of
 pending approvals and resume later with ``preload``ed answers). The environment
 variable NBTOOLSCHED_APPROVAL chooses it when the code does not.
+
+A run has one approver, resolved once when it starts (``resolve_approver``): the run's
+override, else the scheduler's, else the permissions', else the headless policy.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ __all__ = [
     "Policy",
     "APPROVAL_ENV",
     "policy_from_env",
+    "resolve_approver",
+    "headless_approver",
 ]
 
 log = logging.getLogger(__name__)
@@ -107,6 +112,25 @@ class ApprovalAnswer:
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
+"""Who answers a call that needs a person: any async callable from the request to the answer
+(an ``ApprovalBroker``, a function, an object with ``async __call__``)."""
+
+
+def resolve_approver(*candidates: Approver | None) -> Approver:
+    """A run's approver: the first of ``candidates`` that is set, in the order of precedence
+    the caller gives (the run's override, the scheduler's, the permissions'), else the
+    headless policy. The scheduler calls it once per run; the gate only for a call judged
+    outside any run."""
+    for approver in candidates:
+        if approver is not None:
+            return approver
+    return headless_approver()
+
+
+def headless_approver() -> Approver:
+    """The answer when nobody was named to give one: the policy ``NBTOOLSCHED_APPROVAL`` names,
+    deny when it is unset (a script or CI run has no one to ask)."""
+    return ApprovalBroker(policy_from_env("deny"))
 
 
 @dataclass(frozen=True)

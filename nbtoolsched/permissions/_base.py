@@ -17,11 +17,14 @@ from __future__ import annotations
 from .._errors import NbtoolschedError
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .._tool._decision import PASSTHROUGH, Decision, DecisionReason
 from .._tool._base import Tool, overrides
 from .._tool._context import ToolContext
+
+if TYPE_CHECKING:  # _approvals imports this module (ApprovalDeferred): the type only, for checkers
+    from ._approvals import ApprovalRequest, Approver
 
 __all__ = [
     "HookEvent",
@@ -48,9 +51,9 @@ class PermissionRequest:
     ctx: ToolContext
     tool_use_id: str
     hook_decision: Decision | None = None  # the PreToolUse hooks' combined decision
-    # The scheduler's approver for this run (wrapped so the run can show "awaiting
-    # approval"); a gate that needs to ask a person uses it before its own default.
-    approver: Any = None
+    # This run's approver, resolved once when the run started and wrapped once (so the
+    # run can show "awaiting approval"); a gate that needs to ask a person uses it.
+    approver: "Approver | None" = None
     mode: str | None = None  # this run's permission mode, when it overrides the gate's
     # The pipeline's hook runner: the gate fires PermissionRequest / PermissionDenied
     # hooks through it, and leaves their non-blocking problems in ``notices``.
@@ -163,7 +166,7 @@ class ApprovalDeferred(NbtoolschedError):
     a later ``resume`` with the answers runs only those calls.
     """
 
-    def __init__(self, request: Any, message: str = "approval deferred") -> None:
+    def __init__(self, request: ApprovalRequest, message: str = "approval deferred") -> None:
         super().__init__(message)
         self.request = request
 

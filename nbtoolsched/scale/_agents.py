@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..agent._loop import Agent
+from ..agent._loop import Agent, Prompt
 from ..models._protocol import Model
 from ..scheduling._scheduler import Scheduler
 from ..tools import default_registry
@@ -33,10 +33,10 @@ class AgentTask:
     (a checkout, fixture files); without ``workdir`` the session gets a fresh temporary one."""
 
     model: Callable[[], Model]
-    prompt: Any
+    prompt: Prompt
     policy: Policy = field(default_factory=Policy)
     workdir: str | None = None
-    setup: Callable[[Path], Any] | None = None
+    setup: Callable[[Path], object] | None = None
     name: str | None = None
     system: str | None = None
     max_turns: int = 50
@@ -74,7 +74,7 @@ async def run_agent_task(task: AgentTask) -> AgentSummary:
     model = task.model()
     perms = task.policy.permissions(workdir)
     person = PolicyApprover(task.policy.prompt_answer)
-    sched = Scheduler(default_registry(), permissions=perms, hooks=perms.hooks, approver=person,
+    sched = Scheduler(default_registry(), permissions=perms, approver=person,
                       max_concurrency=task.policy.max_concurrency, cwd=workdir)
     agent = Agent(model, sched, system=task.system, max_turns=task.max_turns)
     result = await agent.run(task.prompt)

@@ -27,8 +27,6 @@ its last tool_result.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import heapq
 import os
 import re
@@ -42,6 +40,7 @@ from ..permissions._base import HookEvent, PermissionRequest
 from ..permissions._engine import Permissions
 from .._registry import ToolRegistry
 from .._session_log import read_transcript
+from .._sync import run_sync
 from ..scheduling._partition import partition_prepared
 from ..scheduling._scheduler import Scheduler
 from .._tool._base import Tool
@@ -134,13 +133,7 @@ def replay_session(
 ) -> SessionReplay:
     """Replay one transcript file (sync: runs its own event loop, beside a running one if
     there is one, as in a notebook; ``areplay_session`` is the async form)."""
-    coro = areplay_session(path, policy, include_sidechains=include_sidechains, checkout=checkout)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbtoolsched-replay") as pool:
-        return pool.submit(asyncio.run, coro).result()
+    return run_sync(areplay_session(path, policy, include_sidechains=include_sidechains, checkout=checkout), reenter=False)
 
 
 async def areplay_session(

@@ -37,14 +37,18 @@ import os
 from collections import deque
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, AsyncIterator, Iterator, Literal, Sequence, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Iterator, Literal, Sequence, Union
 
 from ..execution._pipeline import CallOutcome, CallPipeline, stopped_outcome
+
+if TYPE_CHECKING:  # named in RunResult only
+    from ._resume import RunState
+    from ._trace import Trace
 from ..execution._prepare import PreparedCall, prepare_call
 from ..execution._pipeline import error_outcome
 from ..execution._results import error_result
-from .._events import CallQueued, CallStarted, ContextEvent, ProgressEvent, ResultEvent, RunFinished, RunStarted
-from .._messages import Block
+from .._events import CallQueued, CallStarted, ContextEvent, ProgressDropped, ProgressEvent, ResultEvent, RunFinished, RunStarted
+from .._messages import Block, ToolUseLike
 from .._registry import ToolRegistry
 from .._tool._abort import SIBLING_ERROR, STREAMING_FALLBACK, USER_ABORT, AbortSignal
 from .._tool._context import ToolContext
@@ -56,12 +60,12 @@ __all__ = ["StreamingToolExecutor", "TrackedTool", "ToolState", "NOT_STARTED_AFT
            "DEFAULT_MAX_CONCURRENCY", "ENV_MAX_CONCURRENCY", "max_tool_use_concurrency", "running_loop"]
 
 ToolState = Literal["queued", "executing", "completed", "yielded"]
-Update = Union[ProgressEvent, ResultEvent]  # what a drain hands out: the same events listeners get
+Update = Union[ProgressEvent, ProgressDropped, ResultEvent]  # what a drain hands out: the events listeners get
 NOT_STARTED_AFTER_DEFERRAL = "Not run yet: an earlier call in this batch is waiting for approval."
 # Progress a call may have waiting for a slow reader. Progress arrives through a plain
 # callback, so a tool cannot be made to wait for the reader; past this the oldest waiting
-# event is dropped, and the reader is told how many with a ProgressEvent whose data is
-# {"dropped": n}, ahead of the ones kept. Results are never dropped.
+# event is dropped, and the reader is told how many with one ProgressDropped (the event a
+# trace uses for the same thing), ahead of the ones kept. Results are never dropped.
 PROGRESS_BACKLOG = 1000
 
 
@@ -149,6 +153,9 @@ class StreamingToolExecutor:
         # A batch run reads only the outcomes at the end: it keeps no progress backlog and
         # hands out no updates (listeners still get every event as it happens).
         self.keep_updates = keep_updates
+        # Each change of the tool context while updates are kept, as the very ContextEvent
+        # listeners get; whoever drains may take them from here (``Scheduler.stream`` does).
+        self.context_events: deque[ContextEvent] = deque()
         self.tools: list[TrackedTool] = []
         self._by_id: dict[str, TrackedTool] = {}
         self._seen_ids: set[str] = set()
@@ -181,7 +188,9 @@ class StreamingToolExecutor:
         self._walking = False
         self._walk_again = False
         self._stop_watching = ctx.abort.on_abort(self._on_query_abort)
-        self._approver = traced_approver(pipeline.approver, self.events, self._call_of) if pipeline.approver else None
+        # The run's approver, wrapped once for the whole run (resolved by the scheduler).
+        self._approver = (traced_approver(pipeline.approver, self.events, self._call_of, pipeline.answers)
+                          if pipeline.approver is not None else None)
 
     # -- lifetime ---------------------------------------------------------------------------
     async def __aenter__(self) -> "StreamingToolExecutor":
@@ -260,7 +269,7 @@ class StreamingToolExecutor:
                 self._complete(tracked, self._stopped(tracked, started=tracked.begun), walk=False)
 
     # -- feeding ----------------------------------------------------------------------------
-    def add_tool(self, block: Any) -> TrackedTool:
+    def add_tool(self, block: ToolUseLike) -> TrackedTool:
         """Track a complete tool_use block and start it if the rules allow."""
         running_loop("StreamingToolExecutor.add_tool()")
         if not isinstance(block, (dict, Block)):  # a malformed dict still gets an error result
@@ -507,8 +516,12 @@ class StreamingToolExecutor:
     def _set_context(self, context: ToolContext, batch: _Batch) -> None:
         if context is not self.context:
             self.context = context
-            if self.events.listening:
-                self.events.emit(ContextEvent(context, batch.number, self.events.clock()))
+            if self.events.listening or self.keep_updates:
+                event = ContextEvent(context, batch.number, self.events.clock())  # one object for both
+                if self.keep_updates:
+                    self.context_events.append(event)
+                if self.events.listening:
+                    self.events.emit(event)
 
     def _is_shell_failure(self, tracked: TrackedTool, outcome: CallOutcome) -> bool:
         tool = tracked.call.tool
@@ -579,7 +592,7 @@ class StreamingToolExecutor:
                 first = tracked.pending_progress[0] if tracked.pending_progress else None  # never None here
                 dropped, tracked.progress_dropped = tracked.progress_dropped, 0
                 when = first.time if first is not None else self.events.clock()
-                yield ProgressEvent(tracked.call.tool_use_id, tracked.call.name, {"dropped": dropped}, when)
+                yield ProgressDropped(tracked.call.tool_use_id, tracked.call.name, tracked.batch, when, dropped)
             pending = tracked.pending_progress
             while pending:
                 yield pending.popleft()
@@ -631,8 +644,8 @@ def result_event(outcome: CallOutcome, batch: int = 0, time: float = 0.0) -> Res
 class RunResult:
     outcomes: list[CallOutcome]  # one per call, in block order
     context: ToolContext  # after every context modifier
-    state: Any = None  # a RunState when the run stopped for deferred approvals
-    trace: Any = None  # the run's Trace, when the scheduler records one
+    state: RunState | None = None  # what to resume from, when the run stopped for deferred approvals
+    trace: Trace | None = None  # the run's trace, when the scheduler records one
 
 
 async def run_tools(

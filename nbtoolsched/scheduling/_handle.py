@@ -10,7 +10,9 @@ from ..execution._pipeline import CallOutcome
 from ..execution._prepare import PreparedCall
 from .._messages import ToolResultBlock
 from .._tool._abort import USER_ABORT, AbortSignal
-from .._events import Listener, RunEvents
+from .._tool._context import ToolContext
+from .._events import Event, Listener, RunEvents
+from ._resume import RunState
 from ._trace import Trace
 
 __all__ = ["RunHandle"]
@@ -30,13 +32,13 @@ class RunHandle:
             self.states[key] = CallState(call.tool_use_id, call.name, call.input)
             self.order.append(key)
         self.outcomes: list[CallOutcome] | None = None
-        self.context: Any = None  # the ToolContext the run ended with (after every modifier)
-        self.state: Any = None  # a RunState to resume from, when approvals were deferred
+        self.context: ToolContext | None = None  # the context the run ended with (after every modifier)
+        self.state: RunState | None = None  # what to resume from, when approvals were deferred
         self.task: asyncio.Task[list[CallOutcome]] | None = None
         self._listeners: list[Listener] = []
         events.subscribe(self._on_event)
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: Event) -> None:
         self.trace.record(event)
         state = self.states.get(getattr(event, "tool_use_id", ""))
         if state is not None:
@@ -49,7 +51,7 @@ class RunHandle:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     # -- results -------------------------------------------------------------------------
-    def finish(self, outcomes: list[CallOutcome], context: Any, state: Any) -> None:
+    def finish(self, outcomes: list[CallOutcome], context: ToolContext | None, state: RunState | None) -> None:
         """Called by the scheduler when the run has ended."""
         self.outcomes, self.context, self.state = outcomes, context, state
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, AsyncIterator, Iterable, TypeVar
 
+from .._tasks import TaskOwner
 from ._engine import DEFAULT_MAX_CONCURRENCY
 
 __all__ = ["merge_capped"]
@@ -24,9 +25,10 @@ async def merge_capped(generators: Iterable[AsyncIterator[T]], cap: int = DEFAUL
     waiting = list(generators)
     waiting.reverse()
     pending: dict[asyncio.Future[T], AsyncIterator[T]] = {}
+    reads = TaskOwner()  # the reads ahead; each is awaited below, or cancelled and awaited at the end
 
     def advance(gen: AsyncIterator[T]) -> None:
-        pending[asyncio.ensure_future(gen.__anext__())] = gen
+        pending[reads.start(gen.__anext__())] = gen
 
     for _ in range(min(cap, len(waiting))):
         advance(waiting.pop())
@@ -44,10 +46,9 @@ async def merge_capped(generators: Iterable[AsyncIterator[T]], cap: int = DEFAUL
                 advance(gen)  # read one ahead while the consumer handles this item
                 yield value
     finally:
-        for future, gen in pending.items():
-            future.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        await reads.aclose()
+        for future in pending:  # a read that finished after the consumer stopped: read, so never "unretrieved"
+            future.cancelled() or future.exception()
         for gen in list(pending.values()) + waiting:
             aclose = getattr(gen, "aclose", None)
             if aclose is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..execution._prepare import PreparedCall, prepare_calls
-from .._messages import Block
+from .._messages import Block, ToolUseLike
 from .._registry import ToolRegistry
 
 __all__ = ["Batch", "block_list", "partition_tool_calls", "partition_prepared", "type_name"]
@@ -62,6 +62,6 @@ def partition_prepared(calls: Iterable[PreparedCall]) -> list[Batch]:
     return batches
 
 
-def partition_tool_calls(blocks: Iterable[Any], registry: ToolRegistry) -> list[Batch]:
+def partition_tool_calls(blocks: Iterable[ToolUseLike], registry: ToolRegistry) -> list[Batch]:
     """The batches a list of tool_use blocks (dicts or models) would run in."""
     return partition_prepared(prepare_calls(block_list(blocks, "partition_tool_calls()"), registry))

@@ -15,9 +15,8 @@ from ..execution._pipeline import CallOutcome
 from ..execution._prepare import PreparedCall
 from .._messages import ToolResultBlock, block_to_dict, parse_block
 from ..permissions._approvals import ApprovalAnswer, ApprovalRequest
-from ..permissions._base import ApprovalDeferred
 
-__all__ = ["RunState", "resumed_approver"]
+__all__ = ["RunState", "saved_answers"]
 
 RunStateDict = dict[str, Any]
 
@@ -64,16 +63,7 @@ class RunState:
         return block
 
 
-def resumed_approver(answers: Mapping[str, ApprovalAnswer | Mapping[str, Any]], fallback: Any) -> Any:
-    """An approver that first gives the saved answers, then asks as usual (or defers again)."""
-    given = {key: a if isinstance(a, ApprovalAnswer) else ApprovalAnswer.from_dict(a) for key, a in answers.items()}
-
-    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
-        answer = given.pop(request.tool_use_id, None)
-        if answer is not None:
-            return answer
-        if fallback is None:
-            raise ApprovalDeferred(request, f"no answer was given for {request.tool_name} ({request.tool_use_id})")
-        return await fallback(request)
-
-    return approve
+def saved_answers(answers: Mapping[str, ApprovalAnswer | Mapping[str, Any]]) -> dict[str, ApprovalAnswer]:
+    """A resumed run's answers by tool_use_id, each an ``ApprovalAnswer`` (dict forms read).
+    The run's approver wrapper gives them before its approver is asked."""
+    return {key: a if isinstance(a, ApprovalAnswer) else ApprovalAnswer.from_dict(a) for key, a in answers.items()}

@@ -25,16 +25,18 @@ from typing import Any, AsyncIterator, Iterable, Mapping
 
 from ..execution._pipeline import CallOutcome, CallPipeline
 from ..execution._prepare import PreparedCall, discovered_tools, prepare_calls
-from .._events import ContextEvent, SchedulerEvent
-from .._messages import ToolResultBlock
+from .._events import SchedulerEvent
+from .._messages import ToolResultBlock, ToolUseLike
+from ..permissions._approvals import Approver, resolve_approver
 from ..permissions._base import HookRunner, PermissionGate
 from ..permissions._modes import check_mode
 from .._registry import ToolRegistry
+from .._tasks import TaskOwner
 from .._tool._abort import AbortSignal
 from .._tool._context import ToolContext
 from ._handle import RunHandle
 from ._partition import Batch, block_list, partition_prepared
-from ._resume import RunState, resumed_approver
+from ._resume import RunState, saved_answers
 from ._engine import RunResult, StreamingToolExecutor, max_tool_use_concurrency, running_loop
 from .._events import RunEvents
 from ._trace import Trace
@@ -67,7 +69,7 @@ class Scheduler:
         *,
         permissions: PermissionGate | None = None,
         hooks: HookRunner | None = None,
-        approver: Any = None,
+        approver: Approver | None = None,
         max_concurrency: int | None = None,
         cwd: str | os.PathLike[str] | None = None,
         context: ToolContext | None = None,
@@ -81,9 +83,10 @@ class Scheduler:
         self.registry = base.view(hidden=hides) if callable(hides) else base
         self.permissions = permissions
         # Settings files bring hooks and an approver with the rules; explicit arguments win.
-        approver = approver if approver is not None else getattr(permissions, "approver", None)
-        hooks = hooks if hooks is not None else getattr(permissions, "hooks", None)
+        # Neither is copied from the permissions: their hooks are read from them at each
+        # call, their approver when a run starts (``_resolve``).
         self.pipeline = CallPipeline(permissions, hooks, approver)
+        self._runs = TaskOwner()  # the runs ``submit`` started and that are still going
         self.max_concurrency = max_tool_use_concurrency(max_concurrency)
         if context is None:
             context = ToolContext(cwd, registry=self.registry, session_dir=session_dir, permission_context=permissions)
@@ -106,34 +109,37 @@ class Scheduler:
         return self.pipeline.hooks
 
     @property
-    def approver(self) -> Any:
+    def approver(self) -> Approver | None:
+        """The scheduler's own approver (None: the permissions' decide, else the headless policy)."""
         return self.pipeline.approver
 
-    def prepare(self, blocks: Iterable[Any], *, context: ToolContext | None = None) -> list[PreparedCall]:
+    def prepare(self, blocks: Iterable[ToolUseLike], *, context: ToolContext | None = None) -> list[PreparedCall]:
         """Each block checked once (shape, tool, input), in order; what partition and run use."""
         items = block_list(blocks, "Scheduler.prepare()")
         messages = (context or self.context).messages
         return prepare_calls(items, self.registry, discovered=discovered_tools(messages))
 
-    def partition(self, blocks: Iterable[Any]) -> list[Batch]:
+    def partition(self, blocks: Iterable[ToolUseLike]) -> list[Batch]:
         return partition_prepared(self.prepare(block_list(blocks, "Scheduler.partition()")))
 
     def _resolve(
         self,
         mode: str | None | Default,
         max_concurrency: int | None | Default,
-        approver: Any,
+        approver: Approver | None | Default,
         context: ToolContext | None | Default,
         abort: AbortSignal | None,
+        answers: Mapping[str, Any] | None = None,
     ) -> _Run:
-        pipeline = self.pipeline
+        """What one run uses. Its approver is resolved here, once: the run's override, else
+        the scheduler's, else the permissions' (read now: a change since the scheduler was
+        made counts), else the headless policy; the engine wraps it once."""
         if isinstance(mode, str):
             check_mode(mode)  # a typo is the caller's error, not a tool error for every call
-        if mode is not DEFAULT or approver is not DEFAULT:
-            pipeline = pipeline.with_options(
-                mode=None if mode is DEFAULT else mode,
-                approver=pipeline.approver if approver is DEFAULT else approver,
-            )
+        chosen = resolve_approver(None if approver is DEFAULT else approver, self.pipeline.approver,
+                                  getattr(self.permissions, "approver", None))
+        pipeline = self.pipeline.with_options(mode=None if mode is DEFAULT else mode, approver=chosen,
+                                              answers=saved_answers(answers) if answers else None)
         cap = self.max_concurrency if max_concurrency is DEFAULT else max_tool_use_concurrency(max_concurrency)
         start = self.context if context is DEFAULT or context is None else context
         return _Run(pipeline, cap, start.for_call("", (abort or start.abort).child()))
@@ -153,11 +159,11 @@ class Scheduler:
     # -- ways to run ------------------------------------------------------------------------
     async def run(
         self,
-        blocks: Iterable[Any],
+        blocks: Iterable[ToolUseLike],
         *,
         mode: str | None | Default = DEFAULT,
         max_concurrency: int | None | Default = DEFAULT,
-        approver: Any = DEFAULT,
+        approver: Approver | None | Default = DEFAULT,
         context: ToolContext | None | Default = DEFAULT,
         abort: AbortSignal | None = None,
         cancel_on_shell_error: bool = False,
@@ -171,11 +177,11 @@ class Scheduler:
 
     async def run_outcomes(
         self,
-        blocks: Iterable[Any],
+        blocks: Iterable[ToolUseLike],
         *,
         mode: str | None | Default = DEFAULT,
         max_concurrency: int | None | Default = DEFAULT,
-        approver: Any = DEFAULT,
+        approver: Approver | None | Default = DEFAULT,
         context: ToolContext | None | Default = DEFAULT,
         abort: AbortSignal | None = None,
         cancel_on_shell_error: bool = False,
@@ -186,6 +192,9 @@ class Scheduler:
         scheduler's listeners for this run (copied when it starts, as they are)."""
         items = block_list(blocks, "Scheduler.run_outcomes()")
         run = self._resolve(mode, max_concurrency, approver, context, abort)
+        return await self._run_all(items, run, events, cancel_on_shell_error)
+
+    async def _run_all(self, items: list[Any], run: _Run, events: RunEvents | None, cancel_on_shell_error: bool) -> RunResult:
         calls = self.prepare(items, context=run.context)
         trace = self._new_trace()
         listeners = [*(events.listeners if events is not None else self._run_events().listeners)]
@@ -212,11 +221,12 @@ class Scheduler:
         """Go on with a run that stopped for approvals: finished calls are not run again.
 
         ``answers`` maps tool_use_id to an ``ApprovalAnswer`` (or its dict form). Calls
-        with no answer are asked through the usual approver (or deferred again).
+        with no answer are asked through the usual approver (or deferred again). The
+        answers are given by the run's one approver wrapper, before its approver is asked.
         """
         saved = state if isinstance(state, RunState) else RunState.from_dict(state)
-        approver = resumed_approver(answers, self.pipeline.approver)
-        result = await self.run_outcomes(saved.blocks_to_run(), approver=approver, context=context, abort=abort)
+        run = self._resolve(DEFAULT, DEFAULT, DEFAULT, context, abort, answers)
+        result = await self._run_all(saved.blocks_to_run(), run, None, False)
         fresh = {o.tool_use_id: o for o in result.outcomes}
         merged: list[CallOutcome] = []
         for block in saved.blocks:
@@ -230,11 +240,11 @@ class Scheduler:
 
     async def stream(
         self,
-        blocks: Iterable[Any],
+        blocks: Iterable[ToolUseLike],
         *,
         mode: str | None | Default = DEFAULT,
         max_concurrency: int | None | Default = DEFAULT,
-        approver: Any = DEFAULT,
+        approver: Approver | None | Default = DEFAULT,
         context: ToolContext | None | Default = DEFAULT,
         abort: AbortSignal | None = None,
         cancel_on_shell_error: bool = False,
@@ -242,28 +252,31 @@ class Scheduler:
         """Progress and results as they happen (results in the engine's order: a finished
         safe call may come before a safe one still running), and a ``ContextEvent`` each
         time context modifiers changed the tool context. The consumer sets the pace: the
-        engine holds only what running calls said since they were last read."""
+        engine holds only what running calls said since they were last read; a reader so
+        slow that a call's backlog overflows gets a ``ProgressDropped`` counting what it
+        missed. Every event yielded is the object the run's listeners get."""
         items = block_list(blocks, "Scheduler.stream()")
         run = self._resolve(mode, max_concurrency, approver, context, abort)
         calls = self.prepare(items, context=run.context)
         executor = self._executor(run, self._run_events(), cancel_on_shell_error=cancel_on_shell_error)
+        changes = executor.context_events
         async with executor:
             for call in calls:
                 executor.add_prepared(call)
-            seen = executor.context
             async for update in executor.get_remaining_results():
                 yield update
-                if executor.context is not seen:
-                    seen = executor.context
-                    yield ContextEvent(seen)
+                while changes:
+                    yield changes.popleft()
+            while changes:
+                yield changes.popleft()
 
     def submit(
         self,
-        blocks: Iterable[Any],
+        blocks: Iterable[ToolUseLike],
         *,
         mode: str | None | Default = DEFAULT,
         max_concurrency: int | None | Default = DEFAULT,
-        approver: Any = DEFAULT,
+        approver: Approver | None | Default = DEFAULT,
         context: ToolContext | None | Default = DEFAULT,
         abort: AbortSignal | None = None,
         cancel_on_shell_error: bool = False,
@@ -296,15 +309,21 @@ class Scheduler:
             handle.finish(executor.outcomes(), executor.context, RunState.capture(items, calls, executor.outcomes()))
             return executor.outcomes()
 
-        handle.task = asyncio.ensure_future(go())
+        handle.task = self._runs.start(go(), name="nbtoolsched-submitted-run")
         return handle
+
+    async def aclose(self) -> None:
+        """Cancel every run ``submit`` started that is still going and wait until each has
+        ended; the scheduler submits nothing more afterwards. (To stop a run so that its
+        calls get their stopped results, abort it: ``handle.abort()``.)"""
+        await self._runs.aclose()
 
     def streaming_executor(
         self,
         *,
         mode: str | None | Default = DEFAULT,
         max_concurrency: int | None | Default = DEFAULT,
-        approver: Any = DEFAULT,
+        approver: Approver | None | Default = DEFAULT,
         context: ToolContext | None | Default = DEFAULT,
         abort: AbortSignal | None = None,
         cancel_on_shell_error: bool = True,

@@ -12,12 +12,13 @@ import json
 import operator
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar, cast
 
 from .._events import (
     EVENT_TYPES,
     CallState,
     ContextEvent,
+    Event,
     ModelBlock,
     ProgressDropped,
     ProgressEvent,
@@ -29,6 +30,7 @@ from .._events import (
 __all__ = ["Trace", "PROGRESS_KEPT"]
 
 PROGRESS_KEPT = 50  # per call, a trace keeps its first and its last this many progress events
+E = TypeVar("E", bound=Event)
 
 class Trace:
     """A recorded run; attach with ``events.subscribe(trace.record)``.
@@ -40,7 +42,7 @@ class Trace:
     belong to the run, and a trace does not hold them a second time.
     """
 
-    def __init__(self, events: Iterable[Any] = (), *, keep_progress: int = PROGRESS_KEPT) -> None:
+    def __init__(self, events: Iterable[Event] = (), *, keep_progress: int = PROGRESS_KEPT) -> None:
         # Each event is kept as a row of plain values (a tuple), not as an object: a
         # 10,000-call run keeps 30,000 rows the garbage collector need not walk, and reads
         # build the events again on demand.
@@ -51,17 +53,18 @@ class Trace:
         self._dropped: dict[str, int] = {}
 
     @property
-    def events(self) -> list[Any]:
+    def events(self) -> list[Event]:
         """The recorded events, in order (built afresh on each read)."""
         self._settle_all()
         return [_unpack(row) for row in self._rows]
 
-    def record(self, event: Any) -> None:
+    def record(self, event: Event) -> None:
         cls = type(event)  # events are final classes: an exact type test is the cheap dispatch
         if cls in _KEPT_AS_IS:  # most events: one row, no questions
             self._rows.append(_PACKERS[cls](event))
             return
-        if cls is ProgressEvent:
+        # The rest are bounded or trimmed (``type(event) is`` again: it narrows for type checkers).
+        if type(event) is ProgressEvent:
             key = event.tool_use_id
             seen = self._progress_seen[key] = self._progress_seen.get(key, 0) + 1
             if seen > self.keep_progress:
@@ -72,14 +75,14 @@ class Trace:
                     self._dropped[key] = self._dropped.get(key, 0) + 1
                 recent.append(event)
                 return
-        elif cls is ResultEvent:
+        elif type(event) is ResultEvent:
             if event.tool_use_id in self._recent:
                 self._settle(event.tool_use_id)
             self._rows.append(_pack_result(event))  # the status, not the result itself
             return
-        elif cls is ContextEvent:
+        elif type(event) is ContextEvent:
             event = ContextEvent(None, event.batch, event.time)  # the context itself is for live listeners
-        elif cls is ModelBlock and event.input is not None:
+        elif type(event) is ModelBlock and event.input is not None:
             event = event.recorded()  # the block's input is for live listeners
         self._rows.append(_PACKERS[cls](event))
 
@@ -101,10 +104,15 @@ class Trace:
         self._settle_all()
         return len(self._rows)
 
-    def of_kind(self, kind: str) -> list[Any]:
+    def of_kind(self, kind: str) -> list[Event]:
+        """The events of one ``kind`` (``"call_started"``), in order; ``of_type`` for a typed list."""
         code = _CODES_BY_KIND[kind]
         self._settle_all()
         return [_unpack(row) for row in self._rows if row[0] == code]
+
+    def of_type(self, cls: type[E]) -> list[E]:
+        """The events of one class (``trace.of_type(CallStarted)``), in order."""
+        return cast("list[E]", self.of_kind(cls.kind))
 
     def states(self) -> list[CallState]:
         """One state per call (the reducer over its events), in the order calls appeared."""
@@ -115,7 +123,7 @@ class Trace:
                 continue
             state = states.get(key)
             if state is None:
-                state = states[key] = CallState(key, event.tool_name)
+                state = states[key] = CallState(key, getattr(event, "tool_name", ""))
             state.apply(event)
         return list(states.values())
 

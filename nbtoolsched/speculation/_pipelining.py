@@ -8,11 +8,13 @@ next answer is already under way before the user has typed anything.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence, Unpack
 
+from .._messages import MessageLike
+from .._tasks import TaskOwner
 from ..scheduling._scheduler import Scheduler
 from ._loop import RunLoop
-from ._speculation import AcceptResult, Speculation, start_speculation
+from ._speculation import AcceptResult, Speculation, SpeculationOptions, start_speculation
 from ._transcript import as_message_dicts
 
 __all__ = ["SpeculationPipeline", "Suggester"]
@@ -22,7 +24,9 @@ Suggester = Callable[[list[dict[str, Any]]], Awaitable[str | None]]
 
 
 class SpeculationPipeline:
-    def __init__(self, run_loop: RunLoop, *, scheduler: Scheduler, suggest: Suggester, **options: Any) -> None:
+    def __init__(
+        self, run_loop: RunLoop, *, scheduler: Scheduler, suggest: Suggester, **options: Unpack[SpeculationOptions]
+    ) -> None:
         if not callable(suggest):
             raise TypeError("suggest must be an async callable: messages -> next prompt or None")
         self.run_loop = run_loop
@@ -34,9 +38,10 @@ class SpeculationPipeline:
         self.next_suggestion: str | None = None
         self.time_saved = 0.0  # over the session
         self.suggest_error: Exception | None = None  # the last suggester failure, if any
+        self._tasks = TaskOwner()  # preparing the next suggestion: ended by accept, reject or aclose
         self._preparing: asyncio.Task[None] | None = None
 
-    def start(self, suggestion: str, messages: Sequence[Any] = ()) -> Speculation:
+    def start(self, suggestion: str, messages: Sequence[MessageLike] = ()) -> Speculation:
         """Speculate on ``suggestion`` (stopping and discarding any current one first)."""
         self._cancel_preparing()
         if self.current is not None and self.current.state in ("running", "finished"):
@@ -44,7 +49,7 @@ class SpeculationPipeline:
         self.messages = as_message_dicts(messages)
         self.next_suggestion = None
         self.current = start_speculation(suggestion, self.run_loop, scheduler=self.scheduler, messages=self.messages, **self.options)
-        self._preparing = asyncio.ensure_future(self._prepare_next(self.current, self.messages))
+        self._preparing = self._tasks.start(self._prepare_next(self.current, self.messages))
         return self.current
 
     async def _prepare_next(self, spec: Speculation, messages: list[dict[str, Any]]) -> None:
@@ -72,7 +77,7 @@ class SpeculationPipeline:
         result = await spec.accept()
         self.time_saved += result.time_saved
         follow = self.next_suggestion if result.boundary.complete else None
-        self._cancel_preparing()
+        await self._stop_preparing()
         conversation = self.messages + [{"role": "user", "content": [{"type": "text", "text": spec.suggestion}]}] + result.messages
         self.current = None
         if follow is not None:
@@ -83,9 +88,16 @@ class SpeculationPipeline:
 
     async def reject(self) -> None:
         spec = self._open()
-        self._cancel_preparing()
+        await self._stop_preparing()
         await spec.reject()
         self.current = None
+
+    async def aclose(self) -> None:
+        """Stop preparing, and reject the speculation still open: nothing is left running."""
+        await self._stop_preparing()
+        await self._tasks.aclose()
+        if self.current is not None and self.current.state in ("running", "finished"):
+            await self.reject()
 
     def _open(self) -> Speculation:
         if self.current is None:
@@ -97,3 +109,10 @@ class SpeculationPipeline:
             self._preparing.cancel()
         self._preparing = None
         self.next_suggestion = None
+
+    async def _stop_preparing(self) -> None:
+        """Cancel the preparing of the next suggestion and wait until it has ended."""
+        preparing = self._preparing
+        self._cancel_preparing()
+        if preparing is not None:
+            await asyncio.wait([preparing])

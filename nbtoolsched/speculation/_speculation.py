@@ -13,9 +13,11 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Required, Sequence, TypedDict, Unpack
 
+from .._messages import MessageLike
 from .._registry import ToolRegistry
+from .._tasks import TaskOwner
 from ..scheduling._scheduler import Scheduler
 from .._tool._context import ToolContext
 from ._boundary import SPECULATION_BOUNDARY, Boundary, BoundaryKind
@@ -79,6 +81,7 @@ class Speculation:
         self.gate = SpeculationGate(overlay, self.abort, inner=main.permissions, on_boundary=self._record, budget=self.budget)
         self.file_state = LayeredFileState(main.context.file_state)
         self.scheduler: Scheduler
+        self._tasks = TaskOwner()  # its forked loop's task: it lives no longer than the speculation
         self._task: asyncio.Future[None] | None = None
 
     # -- running ---------------------------------------------------------------------------
@@ -119,27 +122,26 @@ class Speculation:
             raise
         self.budget.started = time.monotonic()
         request = LoopRequest(prompt, self.scheduler, self.abort, self.max_turns, self._emit)
-        loop_task = asyncio.ensure_future(run_loop(request))
-        watcher = asyncio.ensure_future(self.abort.wait())
         error: BaseException | None = None
         try:
-            await asyncio.wait({loop_task, watcher}, return_when=asyncio.FIRST_COMPLETED, timeout=self.budget.seconds)
-            if not loop_task.done() and not self.abort.aborted:  # the time budget ran out mid-call
-                self._record(Boundary("budget", detail=f"its time budget of {self.budget.seconds:g} s ran out"))
-            if not loop_task.done():  # aborted: give the loop a moment to answer its calls
-                await asyncio.wait({loop_task}, timeout=self.grace)
-            if not loop_task.done():
-                loop_task.cancel()
-                await asyncio.wait({loop_task})
-            if not loop_task.cancelled():
-                error = loop_task.exception()
-        except asyncio.CancelledError:
-            self.abort.abort(STOPPED_FROM_OUTSIDE)
-            loop_task.cancel()
-            await asyncio.wait({loop_task})
-            raise
+            async with TaskOwner() as tasks:  # leaving it, the loop and the abort watch have ended
+                loop_task = tasks.start(run_loop(request))
+                watcher = tasks.start(self.abort.wait())
+                try:
+                    await asyncio.wait({loop_task, watcher}, return_when=asyncio.FIRST_COMPLETED, timeout=self.budget.seconds)
+                    if not loop_task.done() and not self.abort.aborted:  # the time budget ran out mid-call
+                        self._record(Boundary("budget", detail=f"its time budget of {self.budget.seconds:g} s ran out"))
+                    if not loop_task.done():  # aborted: give the loop a moment to answer its calls
+                        await asyncio.wait({loop_task}, timeout=self.grace)
+                    if not loop_task.done():
+                        loop_task.cancel()
+                        await asyncio.wait({loop_task})
+                    if not loop_task.cancelled():
+                        error = loop_task.exception()
+                except asyncio.CancelledError:
+                    self.abort.abort(STOPPED_FROM_OUTSIDE)
+                    raise  # leaving the block cancels the loop and waits for it
         finally:
-            watcher.cancel()
             self.finished_at = time.monotonic()
             self._final = self._conclude(error)
             if self.state == "running":
@@ -322,12 +324,32 @@ def _default_root(main: Scheduler) -> str:
     return os.path.join(session, "speculation")
 
 
+class SpeculationOptions(TypedDict, total=False):
+    """The keywords of ``start_speculation`` a ``SpeculationPipeline`` passes on to each run."""
+
+    overlay_root: str | os.PathLike[str] | None
+    allow_edits: bool
+    max_turns: int
+    max_messages: int
+    grace: float
+    kernel: bool
+    max_seconds: float | None
+    max_overlay_bytes: int | None
+
+
+class SpeculateOptions(SpeculationOptions, total=False):
+    """What ``speculate`` takes after the suggestion and the loop: ``start_speculation``'s keywords."""
+
+    scheduler: Required[Scheduler]
+    messages: Sequence[MessageLike]
+
+
 def start_speculation(
     suggestion: str,
     run_loop: RunLoop,
     *,
     scheduler: Scheduler,
-    messages: Sequence[Any] = (),
+    messages: Sequence[MessageLike] = (),
     overlay_root: str | os.PathLike[str] | None = None,
     allow_edits: bool = True,
     max_turns: int = MAX_SPECULATION_TURNS,
@@ -359,10 +381,19 @@ def start_speculation(
                        budget=budget, kernel=kernel)
     spec.gate.allow_edits = allow_edits
     spec.scheduler = _fork_scheduler(spec, scheduler, prompt)
-    spec._task = asyncio.ensure_future(spec._drive(run_loop, prompt))
+    spec._task = spec._tasks.start(spec._drive(run_loop, prompt), name="nbtoolsched-speculation")
     return spec
 
 
-async def speculate(suggestion: str, run_loop: RunLoop, **options: Any) -> Speculation:
-    """Run a speculation to its end (complete, or a boundary) and return it, undecided."""
-    return await start_speculation(suggestion, run_loop, **options).wait()
+async def speculate(suggestion: str, run_loop: RunLoop, **options: Unpack[SpeculateOptions]) -> Speculation:
+    """Run a speculation to its end (complete, or a boundary) and return it, undecided.
+
+    Cancelling this call stops the speculation and waits for its loop to end: it never
+    goes on behind a caller that is gone."""
+    spec = start_speculation(suggestion, run_loop, **options)
+    try:
+        return await spec.wait()
+    except asyncio.CancelledError:
+        spec.stop()
+        await spec._tasks.aclose()
+        raise

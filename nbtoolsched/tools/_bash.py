@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..sandbox import Availability, KernelOverlay, Placement, SandboxPolicy, SandboxSettings, Wrapped, wrap
 from ..sandbox._failures import sandbox_failure
 from ..sandbox._settings import FIX_HINT
-from ..shell import MAX_INDEX_BYTES, analyze, find_repository, is_benign_exit
+from ..shell import MAX_INDEX_BYTES, analyze, find_repository, is_benign_exit, line_facts
+from .._tasks import TaskOwner, finish_despite_cancel
 from .._tool._abort import INTERRUPT, AbortError
 from .._tool._decision import Decision, DecisionReason
 from .._tool._base import Tool, ToolOutput, Validation
@@ -187,7 +188,7 @@ class BashTool(Tool[BashInput]):
             if not available.ok:
                 return ToolOutput(None, content=f"Not run: the speculation's sandbox cannot start ({available.reason}).", is_error=True)
         else:
-            place = settings.placement(read_only=read_only, excluded=settings.excludes(input.command, working_dirs(ctx)),
+            place = settings.placement(read_only=read_only, excluded=settings.excludes(line_facts(input.command, ctx.cwd), working_dirs(ctx)),
                                        disable_requested=bool(input.dangerouslyDisableSandbox))
         if place.error:
             return ToolOutput(None, content=place.error, is_error=True)
@@ -318,12 +319,13 @@ def _copy_index(source: str, target: str) -> bool:
 async def _off_the_loop(manager: contextlib.AbstractContextManager[T], *, quick_exit: bool = False) -> AsyncIterator[T]:
     """Enter and leave a blocking context manager in a worker thread (``quick_exit``:
     leave it on the loop, for an exit that is a few bounded system calls)."""
-    enter = asyncio.ensure_future(asyncio.to_thread(manager.__enter__))
-    try:
-        value = await asyncio.shield(enter)
-    except asyncio.CancelledError:  # leave it once it is entered: nothing stays behind
-        enter.add_done_callback(lambda done: done.cancelled() or done.exception() or manager.__exit__(None, None, None))
-        raise
+    async def leave(_: T) -> None:  # cancelled while it was entered: leave it at once, nothing stays behind
+        if quick_exit:
+            manager.__exit__(None, None, None)
+        else:
+            await asyncio.to_thread(manager.__exit__, None, None, None)
+
+    value = await finish_despite_cancel(asyncio.to_thread(manager.__enter__), leave)
     try:
         yield value
     except BaseException as exc:
@@ -425,28 +427,30 @@ async def _run(
     throttle = ProgressThrottle(progress) if progress is not None else None
     stem = f"bash-{uuid.uuid4().hex[:12]}"
     out, err = (StreamCapture(name, throttle, save_dir and save_dir / f"{stem}-{name}.txt") for name in ("stdout", "stderr"))
-    readers = [asyncio.ensure_future(out.pump(proc.stdout, CHUNK)), asyncio.ensure_future(err.pump(proc.stderr, CHUNK))]
     aborted = asyncio.Event()
     remove = abort.on_abort(lambda reason: reason in ignore or _set(aborted)) if abort is not None else _noop
     try:
-        outcome = await _wait(proc, aborted, timeout)
-        held = outcome == "exited" and not await _finish_readers(readers, PIPE_GRACE_S)
-        stopped = await stop_processes(proc, marker, TERM_GRACE_S)
-        if held or outcome != "exited":
-            await _give_up_reading(proc, readers)
-        if held:
-            result.notes.append("background processes kept the output open after the command exited; their later output is not included")
-        # On a timeout or an abort, stopping everything is what was asked: only failures are news.
-        notes = [stopped_note(stopped, "when the command finished") if outcome == "exited" else None, survivors_note(stopped)]
-        result.notes.extend(note for note in notes if note)
-        result.survivors = len(stopped.survivors)
-        if outcome == "aborted":
-            raise AbortError(abort.reason if abort is not None else "aborted")
-        if outcome == "timeout":
-            result.timed_out = True
-    except BaseException:
-        await _cleanup(proc, readers, marker)
-        raise
+        async with TaskOwner() as reading:  # leaving it, every reader has ended (one given up on is cancelled)
+            readers = [reading.start(out.pump(proc.stdout, CHUNK)), reading.start(err.pump(proc.stderr, CHUNK))]
+            try:
+                outcome = await _wait(proc, aborted, timeout)
+                held = outcome == "exited" and not await _finish_readers(readers, PIPE_GRACE_S)
+                stopped = await stop_processes(proc, marker, TERM_GRACE_S)
+                if held or outcome != "exited":
+                    await _give_up_reading(proc, readers)
+                if held:
+                    result.notes.append("background processes kept the output open after the command exited; their later output is not included")
+                # On a timeout or an abort, stopping everything is what was asked: only failures are news.
+                notes = [stopped_note(stopped, "when the command finished") if outcome == "exited" else None, survivors_note(stopped)]
+                result.notes.extend(note for note in notes if note)
+                result.survivors = len(stopped.survivors)
+                if outcome == "aborted":
+                    raise AbortError(abort.reason if abort is not None else "aborted")
+                if outcome == "timeout":
+                    result.timed_out = True
+            except BaseException:
+                await _cleanup(proc, readers, marker)
+                raise
     finally:
         remove()
         if throttle is not None:
@@ -461,13 +465,10 @@ async def _run(
 
 async def _wait(proc: asyncio.subprocess.Process, aborted: asyncio.Event, timeout: float) -> str:
     """Which came first: the command's exit, the abort, or the timeout."""
-    exited = asyncio.ensure_future(_until_exit(proc))
-    stopped = asyncio.ensure_future(aborted.wait())
-    try:
+    async with TaskOwner() as racing:  # the loser is cancelled, and has ended, when the block is left
+        exited = racing.start(_until_exit(proc))
+        stopped = racing.start(aborted.wait())
         done, _ = await asyncio.wait({exited, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (exited, stopped):
-            task.cancel()
     if exited in done:
         return "exited"
     return "aborted" if stopped in done else "timeout"
@@ -532,34 +533,21 @@ async def _spawn(argv: list[str], cwd: str, env: dict[str, str], marker: str, pa
     for its pipes, which a background child (``sleep 120 &``) can hold for minutes. So the
     start is shielded, and a cancel that arrives meanwhile stops the lot after it.
     """
-    spawn = asyncio.ensure_future(asyncio.create_subprocess_exec(
+    spawn = asyncio.create_subprocess_exec(
         *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
-    ))
-    try:
-        return await asyncio.shield(spawn)
-    except asyncio.CancelledError:
-        try:
-            proc = await spawn
-        except Exception:
-            raise asyncio.CancelledError from None
-        await _cleanup(proc, [], marker)
-        raise
+    )
+    return await finish_despite_cancel(spawn, lambda proc: _cleanup(proc, [], marker))
 
 
 async def _cleanup(proc: asyncio.subprocess.Process, readers: Sequence[asyncio.Future[None]], marker: str) -> None:
-    """On cancellation or an error: stop everything, stop reading; shielded so it completes."""
+    """On cancellation or an error: stop everything, stop reading; it completes even if cancelled (it is bounded)."""
     async def go() -> None:
         await stop_processes(proc, marker, TERM_GRACE_S)
         _stop_reading(proc, readers)
         await asyncio.gather(*readers, return_exceptions=True)
 
-    task = asyncio.ensure_future(go())
-    try:
-        await asyncio.shield(task)
-    except asyncio.CancelledError:
-        await task  # finish the kill even if cancelled again; it is bounded
-        raise
+    await finish_despite_cancel(go())
 
 
 def _stop_reading(proc: asyncio.subprocess.Process, readers: Sequence[asyncio.Future[None]]) -> None:

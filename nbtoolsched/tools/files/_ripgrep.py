@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..._tasks import TaskOwner
 from ..._tool._abort import AbortError, AbortSignal
 from ._walk import VCS_DIRS
 
@@ -91,27 +92,25 @@ async def stream_rg(
             kept += chunk[: max(0, STDERR_LIMIT - len(kept))]
         return kept
 
-    pumping = asyncio.ensure_future(pump())
-    reading_errors = asyncio.ensure_future(errors())
-    aborted = asyncio.ensure_future(abort.wait())
     try:
-        done, _ = await asyncio.wait({pumping, aborted}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        if pumping in done:
-            if not pumping.result():
-                return RgStatus(None, "")
-            stderr = await reading_errors
-            return RgStatus(await proc.wait(), stderr.decode("utf-8", "replace"))
-        if aborted in done:
-            raise AbortError(abort.reason or "aborted")
-        raise SearchTimeout(f"ripgrep did not finish within {timeout:g} seconds")
+        async with TaskOwner() as tasks:  # leaving it, rg's readers and the abort watch have ended
+            pumping = tasks.start(pump())
+            reading_errors = tasks.start(errors())
+            aborted = tasks.start(abort.wait())
+            try:
+                done, _ = await asyncio.wait({pumping, aborted}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                if pumping in done:
+                    if not pumping.result():
+                        return RgStatus(None, "")
+                    stderr = await reading_errors
+                    return RgStatus(await proc.wait(), stderr.decode("utf-8", "replace"))
+                if aborted in done:
+                    raise AbortError(abort.reason or "aborted")
+                raise SearchTimeout(f"ripgrep did not finish within {timeout:g} seconds")
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
     finally:
-        aborted.cancel()
-        if proc.returncode is None:
-            proc.kill()
-        for task in (pumping, reading_errors):
-            if not task.done():
-                task.cancel()
-        await asyncio.gather(pumping, reading_errors, aborted, return_exceptions=True)
         # wait() returns only once both pipes are closed: read what a killed rg left in
         # them (at most a pipe buffer), or a reader that stopped early would wait forever.
         for pipe in (stdout, stderr_pipe):

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypedDict, Unpack
 
+from ..._registry import ToolRegistry
+from ..._tasks import TaskOwner
 from ..._tool._base import ToolOutput
 from ._config import McpServerConfig, parse_mcp_config
 from ._tool import McpTool, content_blocks
@@ -46,6 +48,7 @@ class McpServerConnection:
         self.tools: list[McpTool] = []
         self.skipped: dict[str, str] = {}  # tool name -> why it could not be offered
         self._session: ClientSession | None = None
+        self._tasks = TaskOwner()  # the connection's task: started by start, ended by close
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[list[dict[str, Any]]] | None = None
         self._stop = asyncio.Event()
@@ -56,7 +59,7 @@ class McpServerConnection:
         """Start the process, initialize, list tools; on failure ``state == "failed"`` with ``error`` set."""
         loop = asyncio.get_running_loop()
         self._ready = loop.create_future()
-        self._task = asyncio.create_task(self._run(), name=f"mcp-server-{self.name}")
+        self._task = self._tasks.start(self._run(), name=f"mcp-server-{self.name}")
         try:
             listed = await asyncio.wait_for(asyncio.shield(self._ready), self.startup_timeout)
         except asyncio.TimeoutError:
@@ -128,6 +131,7 @@ class McpServerConnection:
             if not done:
                 task.cancel()
                 await asyncio.wait([task], timeout=CLOSE_TIMEOUT)
+        self._tasks.cancel()  # bounded above: an SDK that ignores the cancel is not waited for forever
         if self.state != "failed":
             self.state = "closed"
         self._errlog.close()
@@ -225,14 +229,22 @@ class McpManager:
     def pending_servers(self) -> list[str]:
         return [name for name, s in self.servers.items() if s.state == "pending"]
 
-    def register(self, registry: Any, *, replace: bool = False) -> list[McpTool]:
+    def register(self, registry: ToolRegistry, *, replace: bool = False) -> list[McpTool]:
         """Add every connected tool to a ToolRegistry."""
         for tool in self.tools:
             registry.register(tool, replace=replace)
         return self.tools
 
 
-def connect_mcp_servers(config: Mapping[str, Any] | str | os.PathLike[str], **options: Any) -> McpManager:
+class ManagerOptions(TypedDict, total=False):
+    """The keywords of ``McpManager`` (``connect_mcp_servers`` passes them on)."""
+
+    call_timeout: float
+    startup_timeout: float
+    cwd: str | None
+
+
+def connect_mcp_servers(config: Mapping[str, Any] | str | os.PathLike[str], **options: Unpack[ManagerOptions]) -> McpManager:
     """``async with connect_mcp_servers({"git": {...}}) as mcp:`` starts them; leaving stops them."""
     return McpManager(config, **options)
 
