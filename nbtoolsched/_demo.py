@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import nbtoolsched as nts
+from nbtoolsched import events
 from nbtoolsched.scheduling._timeline import render_text_timeline
 
 SAMPLE = {
@@ -94,12 +95,17 @@ async def run_demo(out: Any = print) -> list[nts.ToolResultBlock]:
         start = time.monotonic()
         handle = sched.submit(BATCH)
 
-        def show(event: object) -> None:
+        def show(event: events.Event) -> None:
             match event:
-                case nts.CallStarted() | nts.ProgressEvent() | nts.ResultEvent():
-                    detail = {nts.ResultEvent: "status", nts.ProgressEvent: "data"}.get(type(event), "")
-                    text = getattr(event, detail, "") if detail else ""
-                    out(f"{(event.time - start) * 1000:6.0f} ms  {event.tool_use_id}  {event.tool_name:<5} {event.kind:<9} {text}")
+                case events.CallStarted():
+                    state, text = "started", ""
+                case events.ProgressEvent():
+                    state, text = "progress", str(event.data)
+                case events.ResultEvent():
+                    state, text = "finished", event.status
+                case _:
+                    return
+            out(f"{(event.time - start) * 1000:6.0f} ms  {event.tool_use_id}  {event.tool_name:<5} {state:<9} {text}")
 
         handle.subscribe(show)
         results = await handle

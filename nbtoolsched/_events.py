@@ -2,8 +2,9 @@
 
 The engine, the agent loop, the trace, ``Scheduler.stream``, run handles, timelines and
 the notebook panel all speak it. Match on the class (``case CallStarted():``); ``kind``
-names the class as a string, for JSON lines and quick filters. One reducer,
-``CallState.apply``, turns one call's events into what a panel row or a timeline shows.
+is the class name in snake case (``CallStarted.kind == "call_started"``), for JSON lines
+and quick filters. One reducer, ``CallState.apply``, turns one call's events into what a
+panel row or a timeline shows. Users import all of it from ``nbtoolsched.events``.
 
 Events are cheap, slotted dataclasses, built only when someone listens (emitters check
 ``events.listening`` on the ``RunEvents`` fan-out first).
@@ -14,7 +15,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Mapping, Sequence, Union
+
+if TYPE_CHECKING:  # named in annotations only (the layers below import this module)
+    from ._messages import TextBlock, ToolResultBlock
+    from ._tool._context import ToolContext
+    from .agent._loop import AgentResult
+    from .execution._pipeline import CallOutcome
 
 __all__ = [
     "AgentFinished",
@@ -71,7 +78,7 @@ class RunFinished:
 class CallQueued:
     """A tool_use block arrived; ``safe`` says whether it may run beside others."""
 
-    kind: ClassVar[str] = "queued"
+    kind: ClassVar[str] = "call_queued"
     tool_use_id: str
     tool_name: str
     batch: int = 0
@@ -81,7 +88,7 @@ class CallQueued:
 
 @dataclass(slots=True)
 class CallStarted:
-    kind: ClassVar[str] = "started"
+    kind: ClassVar[str] = "call_started"
     tool_use_id: str
     tool_name: str
     batch: int = 0
@@ -92,7 +99,7 @@ class CallStarted:
 class ApprovalAsked:
     """The call waits for a person (or an approval policy)."""
 
-    kind: ClassVar[str] = "permission_asked"
+    kind: ClassVar[str] = "approval_asked"
     tool_use_id: str
     tool_name: str
     batch: int = 0
@@ -101,7 +108,7 @@ class ApprovalAsked:
 
 @dataclass(slots=True)
 class ApprovalAnswered:
-    kind: ClassVar[str] = "permission_answered"
+    kind: ClassVar[str] = "approval_answered"
     tool_use_id: str
     tool_name: str
     batch: int = 0
@@ -113,10 +120,10 @@ class ApprovalAnswered:
 class ProgressEvent:
     """A tool said something while running; delivered at once, never held back.
 
-    ``data == {"dropped": n}`` reports progress a slow reader missed.
+    ``data`` is whatever the tool passed to ``ctx.progress()``: each tool has its own shape.
     """
 
-    kind: ClassVar[str] = "progress"
+    kind: ClassVar[str] = "progress_event"
     tool_use_id: str
     tool_name: str
     data: Any = None
@@ -126,7 +133,12 @@ class ProgressEvent:
 
 @dataclass(slots=True)
 class ProgressDropped:
-    """A trace kept a call's first and last progress events; this many in between are counted only."""
+    """``count`` progress events of a call were left out: the only way progress goes missing.
+
+    A trace keeps a call's first and last progress events and counts those in between; a
+    reader of ``Scheduler.stream`` (or of a streaming executor) that falls far behind gets
+    this, ahead of the progress still kept, instead of the oldest events. Either way it
+    comes right before the gap's end, with the ``time`` of the first event kept after it."""
 
     kind: ClassVar[str] = "progress_dropped"
     tool_use_id: str
@@ -144,32 +156,34 @@ class ResultEvent:
     listeners (the run's own results hold them once; a trace never holds them twice).
     """
 
-    kind: ClassVar[str] = "finished"
+    kind: ClassVar[str] = "result_event"
     tool_use_id: str
     tool_name: str
-    result: Any = None  # ToolResultBlock
+    result: ToolResultBlock | None = None  # None in a recorded trace
     status: str = "completed"
-    attachments: Sequence[Any] = ()
+    attachments: Sequence[TextBlock] = ()
     prevent_continuation: bool = False
     stop_reason: str | None = None
     time: float = 0.0
     batch: int = 0
     is_error: bool = False
-    outcome: Any = None  # the CallOutcome
+    outcome: CallOutcome | None = None  # None in a recorded trace
 
 
 @dataclass(slots=True)
 class ContextEvent:
-    """Context modifiers changed the shared tool context (after ``batch``)."""
+    """Context modifiers changed the shared tool context (after ``batch``).
 
-    kind: ClassVar[str] = "context"
-    context: Any = None
+    ``Scheduler.stream`` yields the very object its run's listeners get."""
+
+    kind: ClassVar[str] = "context_event"
+    context: ToolContext | None = None  # None in a recorded trace
     batch: int = 0
     time: float = 0.0
 
 
 CallEvent = Union[CallQueued, CallStarted, ApprovalAsked, ApprovalAnswered, ProgressEvent, ProgressDropped, ResultEvent]
-SchedulerEvent = Union[ProgressEvent, ResultEvent, ContextEvent]  # what Scheduler.stream yields
+SchedulerEvent = Union[ProgressEvent, ProgressDropped, ResultEvent, ContextEvent]  # what Scheduler.stream yields
 
 
 # -- an agent session --------------------------------------------------------------------
@@ -210,7 +224,7 @@ class ModelBlock:
     type: str = ""
     tool_use_id: str = ""
     tool_name: str = ""
-    input: Any = None
+    input: dict[str, Any] | None = None
 
     def recorded(self) -> "ModelBlock":
         """The form a trace keeps: which block, not its (possibly large) input."""
@@ -265,7 +279,7 @@ class AgentFinished:
     time: float = 0.0
     stop_reason: str = ""
     turns: int = 0
-    result: Any = None  # the AgentResult, for live listeners
+    result: AgentResult | None = None  # for live listeners (None in a recorded trace)
 
 
 Event = Union[
@@ -273,11 +287,11 @@ Event = Union[
     ProgressDropped, ResultEvent, ContextEvent, AgentStarted, TurnStarted, TextDelta, ModelBlock,
     ModelFinished, StreamFailed, ModelFallback, TurnFinished, AgentFinished,
 ]
-EVENT_TYPES: dict[str, type[Any]] = {cls.kind: cls for cls in Event.__args__}  # type: ignore[attr-defined]
+EVENT_TYPES: dict[str, type[Event]] = {cls.kind: cls for cls in Event.__args__}  # type: ignore[attr-defined]
 _LIVE_ONLY = frozenset({"result", "outcome", "context", "attachments", "input"})  # not written to JSON lines
 
 
-def event_to_dict(event: Any) -> dict[str, Any]:
+def event_to_dict(event: Event) -> dict[str, Any]:
     """One JSON line of a trace: ``kind`` and the fields that are plain data."""
     out: dict[str, Any] = {"kind": event.kind}
     for f in dataclasses.fields(event):
@@ -286,7 +300,7 @@ def event_to_dict(event: Any) -> dict[str, Any]:
     return out
 
 
-def event_from_dict(raw: dict[str, Any]) -> Any:
+def event_from_dict(raw: Mapping[str, Any]) -> Event:
     """The event a JSON line describes; a ValueError names an unknown kind or a bad field."""
     kind = raw.get("kind")
     cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
@@ -310,7 +324,7 @@ def _jsonable(value: Any) -> Any:
 
 
 # -- passing events on --------------------------------------------------------------------
-Listener = Callable[[Any], None]
+Listener = Callable[[Event], None]
 
 
 class RunEvents:
@@ -334,7 +348,7 @@ class RunEvents:
     def __bool__(self) -> bool:
         return self.listening
 
-    def emit(self, event: Any) -> None:
+    def emit(self, event: Event) -> None:
         for listener in self._listeners:
             try:
                 listener(event)
@@ -381,14 +395,15 @@ class CallState:
     finished_at: float | None = None
     answer: str | None = None
     progress_count: int = 0
-    last_progress: Any = None
+    last_progress: Any = None  # the last ProgressEvent's data
     is_error: bool = False
-    outcome: Any = None
+    outcome: CallOutcome | None = None
 
-    def apply(self, event: Any) -> None:
+    def apply(self, event: Event) -> None:
         """Fold one event of this call into the state."""
-        if getattr(event, "batch", 0):
-            self.batch = event.batch
+        batch: int = getattr(event, "batch", 0)
+        if batch:
+            self.batch = batch
         match event:
             case CallQueued():
                 self.queued_at, self.safe = event.time, event.safe

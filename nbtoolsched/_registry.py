@@ -26,7 +26,7 @@ class DuplicateToolError(ConfigurationError):
 class ToolRegistry:
     def __init__(
         self,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool | type[Tool] | Callable[..., object]] = (),
         *,
         gates: dict[str, bool] | None = None,
         simple: bool = False,
@@ -55,7 +55,7 @@ class ToolRegistry:
         return view
 
     # -- building the pool ---------------------------------------------------------
-    def register(self, item: Tool | type[Tool] | Callable[..., Any], *, replace: bool = False) -> Tool:
+    def register(self, item: Tool | type[Tool] | Callable[..., object], *, replace: bool = False) -> Tool:
         """Add a Tool instance, a Tool subclass, or a plain function (wrapped by @tool)."""
         tool = _as_tool(item)
         if not tool.name:
@@ -158,7 +158,7 @@ def _never(tool: Tool) -> bool:
     return False
 
 
-def _as_tool(item: Tool | type[Tool] | Callable[..., Any]) -> Tool:
+def _as_tool(item: Tool | type[Tool] | Callable[..., object]) -> Tool:
     if isinstance(item, Tool):
         return item
     if isinstance(item, type) and issubclass(item, Tool):

@@ -31,9 +31,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence, TypedDict, Union, Unpack
 
-from ._messages import Block, block_to_dict
+from ._messages import Block, BlockLike, MessageLike, ToolResultBlock, block_to_dict
+
+EntryContent = Union[str, BlockLike, Sequence[BlockLike]]  # text, one block, or blocks
+
+
+class AssistantFields(TypedDict, total=False):
+    """What ``append_assistant`` takes besides the content (``append_message`` passes them on)."""
+
+    message_id: str | None
+    model: str | None
+    stop_reason: str | None
+    usage: Mapping[str, Any] | None
 
 __all__ = [
     "Transcript",
@@ -66,7 +77,7 @@ def transcript_file_for(session_dir: str | os.PathLike[str], session_id: str) ->
     return Path(session_dir) / f"{session_id}.jsonl"
 
 
-def _blocks(content: Any) -> list[Any]:
+def _blocks(content: EntryContent | None) -> list[Any]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if isinstance(content, (Block, dict)):
@@ -120,10 +131,12 @@ class TranscriptWriter:
 
     # -- conversation ---------------------------------------------------------------------
     def append_user(
-        self, content: Any, *, tool_use_result: Any = None, is_meta: bool = False, extra: Mapping[str, Any] | None = None
+        self, content: EntryContent, *, tool_use_result: object = None, is_meta: bool = False,
+        extra: Mapping[str, Any] | None = None,
     ) -> str:
         """A user entry (a string stays a string, as Claude Code writes a typed prompt);
-        ``tool_use_result`` is stored as ``toolUseResult`` when given."""
+        ``tool_use_result`` (plain JSON data, each tool its own) is stored as
+        ``toolUseResult`` when given."""
         body = content if isinstance(content, str) else _blocks(content)
         entry: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": body}}
         if tool_use_result is not None:
@@ -134,7 +147,7 @@ class TranscriptWriter:
 
     def append_assistant(
         self,
-        content: Any,
+        content: EntryContent,
         *,
         message_id: str | None = None,
         model: str | None = None,
@@ -155,7 +168,9 @@ class TranscriptWriter:
         }
         return self.append_entry({"type": "assistant", "message": message})
 
-    def append_tool_results(self, results: Iterable[Any], tool_use_results: Mapping[str, Any] | None = None) -> list[str]:
+    def append_tool_results(
+        self, results: Iterable[ToolResultBlock | dict[str, Any]], tool_use_results: Mapping[str, Any] | None = None
+    ) -> list[str]:
         """One user entry per tool_result, as Claude Code writes them.
 
         ``tool_use_results`` maps a tool_use id to its structured ``toolUseResult``;
@@ -174,9 +189,10 @@ class TranscriptWriter:
         return self.append_entry({"type": "system", "subtype": subtype, "content": content, "level": level,
                                   "isMeta": False})
 
-    def append_message(self, message: Mapping[str, Any] | Any, **assistant: Any) -> list[str]:
+    def append_message(self, message: MessageLike, **assistant: Unpack[AssistantFields]) -> list[str]:
         """An API message as entries: tool results one per entry, other blocks grouped."""
-        data = message.to_dict() if hasattr(message, "to_dict") else dict(message)
+        to_dict = getattr(message, "to_dict", None)  # our Message, or an SDK's message model
+        data = to_dict() if callable(to_dict) else dict(message)
         if data.get("role") == "user" and isinstance(data.get("content"), str):
             return [self.append_user(data["content"])] if data["content"] else []
         blocks = _blocks(data.get("content"))
@@ -196,7 +212,7 @@ class TranscriptWriter:
             ids.append(self.append_user(pending))
         return ids
 
-    def append_messages(self, messages: Iterable[Mapping[str, Any] | Any]) -> list[str]:
+    def append_messages(self, messages: Iterable[MessageLike]) -> list[str]:
         return [uid for message in messages for uid in self.append_message(message)]
 
     # -- any entry -------------------------------------------------------------------------

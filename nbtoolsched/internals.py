@@ -4,11 +4,12 @@ Everything a user of the scheduler needs is in ``nbtoolsched`` itself. These are
 parts behind it, exported here so a chapter can show how they work (prepare a batch
 once, partition it, run one call through the pipeline, merge generators as Claude
 Code's ``all()`` does, draw a timeline, ask the shell analysis, read a raw transcript).
-Names may change between versions; the notebooks are updated with them.
+Names may change between versions; the notebooks are updated with them. (The event
+fan-out, ``RunEvents``, and the JSON form of events are public: ``nbtoolsched.events``.)
 """
 
 from . import _demo as demo
-from ._events import EVENT_TYPES, Listener, RunEvents, event_from_dict, event_to_dict
+from ._exports import publish
 from ._messages import ToolReferenceBlock, parse_block, parse_blocks
 from .agent._transcript import answer_dangling, transcript_problems
 from .execution._pipeline import CallPipeline, stopped_outcome
@@ -38,15 +39,12 @@ __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
     "DecisionReason",
     "ENV_MAX_CONCURRENCY",
-    "EVENT_TYPES",
     "Explanation",
     "FileStateCache",
-    "Listener",
     "MODES",
     "PreparedCall",
     "PythonHook",
     "ReadOnlyVerdict",
-    "RunEvents",
     "SIBLING_ERROR",
     "STREAMING_FALLBACK",
     "SpeculationGate",
@@ -56,8 +54,6 @@ __all__ = [
     "answer_dangling",
     "demo",
     "discovered_tools",
-    "event_from_dict",
-    "event_to_dict",
     "max_tool_use_concurrency",
     "merge_capped",
     "parse_block",
@@ -72,3 +68,5 @@ __all__ = [
     "stopped_outcome",
     "transcript_problems",
 ]
+
+publish(__name__, __all__, globals())

@@ -24,7 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from nbtoolsched import CallStarted, CallState, ResultEvent, Trace
+from nbtoolsched import Trace
+from nbtoolsched.events import CallStarted, CallState, ResultEvent
 
 __all__ = [
     "Picture", "scratch_project", "spans", "overlapped", "start_order", "finish_order", "describe_run", "timeline",

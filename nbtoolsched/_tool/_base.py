@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from .._messages import BlockLike
 from ._context import ContextModifier, ToolContext
 from ._decision import PASSTHROUGH, Decision
 
@@ -47,10 +48,11 @@ class ToolOutput:
 
     ``is_error`` marks a failure the tool reports without raising (a command that exited
     non-zero); ``stdout``/``stderr``/``exit_code`` are kept for hooks and the trace.
+    ``data`` has whatever shape the tool gives it (``map_result`` and hooks read it).
     """
 
     data: Any = None
-    content: str | list[Any] | None = None
+    content: str | list[BlockLike] | None = None
     is_error: bool = False
     context_modifier: ContextModifier | None = None
     exit_code: int | None = None
@@ -131,11 +133,13 @@ class Tool(Generic[InputT]):
         (an absolute path, say). The call itself still gets the model's input."""
         return None
 
-    async def call(self, input: InputT, ctx: ToolContext) -> ToolOutput | Any:
+    async def call(self, input: InputT, ctx: ToolContext) -> ToolOutput | object:
+        """Do the work: a ``ToolOutput``, or bare data (``map_result`` renders it)."""
         raise NotImplementedError(f"tool {self.name!r} does not implement call()")
 
-    def map_result(self, data: Any) -> str | list[Any]:
-        """Turn ``call``'s data into tool_result content."""
+    def map_result(self, data: Any) -> str | list[BlockLike]:
+        """Turn ``call``'s data into tool_result content (``data``: this tool's own shape,
+        which an override may name)."""
         return render_content(data)
 
     # -- what the model sees ---------------------------------------------------------------
@@ -198,7 +202,7 @@ def _schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-def render_content(data: Any) -> str | list[Any]:
+def render_content(data: object) -> str:
     """Plain data as tool_result content: strings stay, the rest becomes JSON text."""
     if data is None:
         return ""

@@ -6,18 +6,41 @@ import os
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict, Unpack
 
+from .._messages import MessageLike
 from ._abort import AbortSignal
 from ._filestate import FileStateCache
 
+if TYPE_CHECKING:  # the layers below this one, named in annotations only
+    from .._registry import ToolRegistry
+    from ..permissions._base import PermissionGate
+    from ..sandbox._overlay import KernelOverlay
+
 __all__ = ["ToolContext", "ContextModifier", "ProgressSink"]
 
-ProgressSink = Callable[[str, Any], None]  # (tool_use_id, data)
+ProgressSink = Callable[[str, Any], None]  # (tool_use_id, data): data is whatever the tool reports
 
 
 def _drop_progress(tool_use_id: str, data: Any) -> None:
     return None
+
+
+class _Fields(TypedDict, total=False):
+    """What ``ToolContext.replace`` may change, with the types the context keeps."""
+
+    cwd: str
+    abort: AbortSignal
+    tool_use_id: str
+    file_state: FileStateCache
+    permission_context: PermissionGate | None
+    session_dir: Path
+    session_id: str
+    transcript_path: Path | None
+    registry: ToolRegistry | None
+    messages: Sequence[MessageLike]
+    options: dict[str, Any]
+    overlay: KernelOverlay | None
 
 
 class ToolContext:
@@ -49,16 +72,16 @@ class ToolContext:
         *,
         abort: AbortSignal | None = None,
         file_state: FileStateCache | None = None,
-        permission_context: Any = None,
+        permission_context: PermissionGate | None = None,
         session_dir: str | os.PathLike[str] | None = None,
         session_id: str | None = None,
         transcript_path: str | os.PathLike[str] | None = None,
-        registry: Any = None,
-        messages: list[Any] | None = None,
+        registry: ToolRegistry | None = None,
+        messages: Sequence[MessageLike] | None = None,
         options: dict[str, Any] | None = None,
         progress: ProgressSink | None = None,
         tool_use_id: str = "",
-        overlay: Any = None,
+        overlay: KernelOverlay | None = None,
     ) -> None:
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.abort = abort or AbortSignal()
@@ -71,14 +94,16 @@ class ToolContext:
         # an agent loop writes one. Hooks of a bare scheduler run get a minimal one.
         self.transcript_path = Path(transcript_path) if transcript_path else None
         self.registry = registry
-        self.messages = messages if messages is not None else []
+        # The conversation so far (the agent's own list: read, never changed, here).
+        self.messages: Sequence[MessageLike] = messages if messages is not None else []
         self.options = options if options is not None else {}
         # A speculation's kernel overlay (sandbox.KernelOverlay): shell tools run inside it.
         self.overlay = overlay
         self._sink = progress or _drop_progress
 
     def progress(self, data: Any) -> None:
-        """Report progress now; it reaches the consumer before the call finishes."""
+        """Report progress now; it reaches the consumer before the call finishes (as the
+        ``data`` of a ``ProgressEvent``, in whatever shape the tool chose)."""
         self._sink(self.tool_use_id, data)
 
     def for_call(self, tool_use_id: str, abort: AbortSignal, sink: ProgressSink | None = None) -> "ToolContext":
@@ -98,7 +123,7 @@ class ToolContext:
         clone._sink = sink if sink is not None else self._sink
         return clone
 
-    def replace(self, **changes: Any) -> "ToolContext":
+    def replace(self, **changes: Unpack[_Fields]) -> "ToolContext":
         """A copy with some fields changed: what a context modifier returns."""
         clone = self.for_call(self.tool_use_id, self.abort)
         for name, value in changes.items():

@@ -12,7 +12,7 @@ from .._errors import TranscriptError
 
 from typing import Any, Iterable
 
-from .._messages import Block, Message
+from .._messages import Block, Message, MessageLike
 
 __all__ = ["InvalidTranscript", "transcript_problems", "validate_transcript", "answer_dangling", "as_dict"]
 
@@ -46,7 +46,7 @@ def _ids(blocks: Iterable[dict[str, Any]], kind: str, key: str) -> list[Any]:
     return [b.get(key) for b in blocks if b.get("type") == kind]
 
 
-def transcript_problems(messages: Iterable[Any]) -> list[str]:
+def transcript_problems(messages: Iterable[MessageLike]) -> list[str]:
     """Every rule the transcript breaks, one sentence each (empty when it is valid)."""
     msgs = [as_dict(m) for m in messages]
     problems: list[str] = []
@@ -99,7 +99,7 @@ def _answer_problems(i: int, uses: list[Any], reply: dict[str, Any] | None) -> l
     return problems
 
 
-def validate_transcript(messages: Iterable[Any]) -> None:
+def validate_transcript(messages: Iterable[MessageLike]) -> None:
     """Raise ``InvalidTranscript`` listing every problem, or return quietly."""
     problems = transcript_problems(messages)
     if problems:

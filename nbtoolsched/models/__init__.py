@@ -1,36 +1,47 @@
-"""Models: the protocol the agent loop drives, a scripted model and the Anthropic adapter.
+"""Models: the protocol the agent loop drives, stream assembly, and script helpers.
 
-``AnthropicModel`` is imported on first use: the SDK takes seconds to import, and a
-scripted session or a notebook that never calls the API should not pay for it.
+The models users pass to an ``Agent`` (``ScriptedModel`` with its ``Turn``,
+``AnthropicModel``) and ``ModelError`` are exported by ``nbtoolsched`` itself; this
+namespace holds the rest of the layer: the ``Model`` protocol, the stream assembler, and
+the builders of scripted answers (``text``, ``tool_use``) and of raw stream events
+(``stream_events``). ``AnthropicModel`` is imported on first use: the SDK takes seconds
+to import, and a scripted session or a notebook that never calls the API should not pay
+for it.
 """
 
-from typing import Any
+from __future__ import annotations
 
-from . import _stream_events as events
+from typing import TYPE_CHECKING
+
+from .._exports import publish
+from . import _stream_events as stream_events
 from ._assembler import FinishedBlock, StreamAssembler, collect
-from ._protocol import ErrorKind, Model, ModelError
-from ._scripted import SCRIPT_FINISHED, ScriptedModel, Turn, text, tool_use
+from ._protocol import ErrorKind, Model, ModelError  # ModelError: exported by nbtoolsched, reachable here
+from ._scripted import SCRIPT_FINISHED, ScriptedModel, Turn, text, tool_use  # likewise ScriptedModel, Turn
+
+if TYPE_CHECKING:
+    from ._anthropic import AnthropicModel
 
 __all__ = [
-    "AnthropicModel",
     "ErrorKind",
     "FinishedBlock",
     "Model",
-    "ModelError",
     "SCRIPT_FINISHED",
-    "ScriptedModel",
     "StreamAssembler",
-    "Turn",
     "collect",
-    "events",
+    "stream_events",
     "text",
     "tool_use",
 ]
 
+publish(__name__, __all__, globals())
 
-def __getattr__(name: str) -> Any:
-    if name == "AnthropicModel":
-        from ._anthropic import AnthropicModel
 
-        return AnthropicModel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if not TYPE_CHECKING:  # type checkers see AnthropicModel above, and no other name appears from here
+
+    def __getattr__(name: str) -> type:
+        if name == "AnthropicModel":  # exported by nbtoolsched; reachable here too
+            import nbtoolsched
+
+            return nbtoolsched.AnthropicModel
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

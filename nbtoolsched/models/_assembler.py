@@ -53,8 +53,9 @@ class StreamAssembler:
         self._open: dict[int, _Open] = {}
 
     # -- feeding ------------------------------------------------------------------------
-    def feed(self, event: Any) -> FinishedBlock | None:
-        """Take one event; return the block it finished, if any. Raises ``ModelError``."""
+    def feed(self, event: object) -> FinishedBlock | None:
+        """Take one event (a dict, as the API streams it; anything else is refused); return
+        the block it finished, if any. Raises ``ModelError``."""
         if not isinstance(event, dict):
             raise self._bad(f"an event must be a dict, got {type(event).__name__}")
         self.events_seen += 1

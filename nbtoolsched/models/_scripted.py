@@ -21,9 +21,9 @@ import asyncio
 import copy
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable, Iterable, Sequence, Union
+from typing import Any, AsyncIterator, Callable, Iterable, Sequence, Union, cast
 
-from .._messages import Block
+from .._messages import Block, BlockLike
 from . import _stream_events as ev
 from ._protocol import ModelError
 
@@ -36,7 +36,7 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
-def tool_use(name: str, input: dict[str, Any] | None = None, *, id: str | None = None, **fields: Any) -> dict[str, Any]:
+def tool_use(name: str, input: dict[str, Any] | None = None, *, id: str | None = None, **fields: object) -> dict[str, Any]:
     """A tool_use block; the input as a dict or as keyword arguments."""
     block: dict[str, Any] = {"type": "tool_use", "name": name, "input": dict(input or {}, **fields)}
     if id is not None:
@@ -48,7 +48,7 @@ def tool_use(name: str, input: dict[str, Any] | None = None, *, id: str | None =
 class Turn:
     """One scripted answer and how to stream it."""
 
-    blocks: Sequence[Any] = ()
+    blocks: Sequence[str | BlockLike] = ()  # a string is a text block
     delay_before_block: float = 0.0  # seconds before each content_block_start
     delay_per_delta: float = 0.0  # seconds before each delta
     input_deltas: int = 4  # how many input_json_delta pieces a tool input is split into
@@ -67,7 +67,7 @@ class Turn:
                 raise ValueError(f"Turn.{name} must be >= 1, got {getattr(self, name)}")
 
 
-TurnLike = Union[Turn, Sequence[Any], str]
+TurnLike = Union[Turn, Sequence[Union[str, BlockLike]], str]
 Script = Union[Iterable[TurnLike], Callable[[list[dict[str, Any]]], "TurnLike | None"]]
 
 
@@ -129,7 +129,8 @@ class ScriptedModel:
     async def _play(self, turn: Turn, number: int) -> AsyncIterator[dict[str, Any]]:
         yield ev.message_start(f"msg_scripted_{number:03d}", self.name)
         has_tool = False
-        for index, block in enumerate(turn.blocks):
+        for index, given in enumerate(turn.blocks):
+            block = cast("dict[str, Any]", given)  # __post_init__ made every block a dict
             if block.get("type") == "tool_use":
                 has_tool = True
                 block = {**block, "id": block.get("id") or f"toolu_{number:03d}_{index:02d}"}

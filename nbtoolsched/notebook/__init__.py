@@ -20,11 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._exports import publish
 from ._magics import ToolMagics
 from .._errors import SessionError
 from ._session import NotebookSession
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from ..agent._loop import Agent
 
 __all__ = ["get_agent", "get_session", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -36,7 +42,7 @@ def get_session() -> NotebookSession | None:
     return _state.get("session")
 
 
-def get_agent() -> Any:
+def get_agent() -> Agent | None:
     """The ``Agent`` behind this kernel's ``%%agent`` conversation (its messages, its
     transcript file), or None before the first ``%%agent`` cell."""
     session = get_session()
@@ -48,7 +54,7 @@ def get_agent() -> Any:
     return conversation.agent if conversation is not None else None
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     if _state.get("session") is not None:
         return
     try:
@@ -69,7 +75,7 @@ def load_ipython_extension(ipython: Any) -> None:
     print(f"nbtoolsched: {len(session.registry.full_pool)} tools, mode {session.permissions.mode}, approvals: {policy}{notes}")
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     session: NotebookSession | None = _state.pop("session", None)
     magics: ToolMagics | None = _state.pop("magics", None)
     _state.pop("shell", None)
@@ -100,3 +106,6 @@ def _interrupted_await(shell: Any, etype: type[BaseException], value: BaseExcept
     stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
     shell._showtraceback(etype, value, stb)
     return None
+
+
+publish(__name__, __all__, globals())

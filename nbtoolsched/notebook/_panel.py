@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import ipywidgets as widgets
 
+from .._events import Event, ResultEvent
 from ..permissions._approvals import ApprovalAnswer, ApprovalBroker, BrokerEvent
 from ..scheduling._handle import RunHandle
 from ._approval_row import ApprovalRow
@@ -110,8 +111,8 @@ class RunPanel(widgets.VBox):
             handle.task.add_done_callback(lambda _t: self.pump.mark(self))
         self.render()
 
-    def _on_event(self, event: Any) -> None:
-        if event.kind == "finished" and event.outcome is not None:
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, ResultEvent) and event.outcome is not None:
             self.outcomes[event.tool_use_id] = event.outcome
         self.pump.mark(self)
 

@@ -13,6 +13,7 @@ its own PID namespace (nothing outlives the command), an optional seccomp filter
 - ``KernelOverlay``: a copy-on-write view of a folder (overlayfs) that speculation runs in.
 """
 
+from .._exports import publish
 from ._bwrap import Wrapped, wrap
 from ._overlay import KernelOverlay, OverlayUnavailable
 from ._policy import LiteralPath, NetworkPolicy, PathSet, SandboxKind, SandboxPolicy
@@ -23,3 +24,5 @@ __all__ = [
     "SandboxSettings", "SandboxPolicy", "NetworkPolicy", "PathSet", "LiteralPath", "SandboxKind", "Placement",
     "Availability", "SandboxWarning", "availability", "wrap", "Wrapped", "KernelOverlay", "OverlayUnavailable",
 ]
+
+publish(__name__, __all__, globals())

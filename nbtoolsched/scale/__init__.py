@@ -19,6 +19,7 @@ Results are plain dataclasses (``SessionReplay.calls`` holds one decision per ca
 ``ScaleRun.results`` one result per session); reports hold tables and SVG charts.
 """
 
+from .._exports import publish
 from ._agents import AgentSummary, AgentTask
 from ._engines import RayEngine, ReplayTask, ScaleRun, arun_sessions, run_sessions
 from ._policy import Policy
@@ -45,3 +46,5 @@ __all__ = [
     "transcript_files",
     "write_synthetic_transcripts",
 ]
+
+publish(__name__, __all__, globals())

@@ -35,12 +35,12 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Iterable, Literal, Sequence, TypedDict, Union, Unpack
 
 from .._errors import ConfigurationError
-from ._agents import AgentTask, run_agent_task
+from ._agents import AgentSummary, AgentTask, run_agent_task
 from ._policy import Policy
-from ._replay import areplay_session
+from ._replay import SessionReplay, areplay_session
 
 __all__ = ["ReplayTask", "RayEngine", "ScaleRun", "SessionResult", "run_sessions", "arun_sessions"]
 
@@ -63,6 +63,7 @@ class ReplayTask:
 
 
 Task = ReplayTask | AgentTask
+SessionValue = Union[SessionReplay, AgentSummary]  # what a ReplayTask, an AgentTask gives
 
 
 @dataclass
@@ -72,7 +73,7 @@ class SessionResult:
     index: int
     name: str
     status: Status
-    value: Any = None
+    value: SessionValue | None = None  # a ReplayTask's SessionReplay, an AgentTask's AgentSummary
     error: str | None = None
     seconds: float = field(default=0.0, compare=False)
     worker: str = field(default="", compare=False)  # host:pid that ran it
@@ -93,8 +94,8 @@ class ScaleRun:
     cancelled: bool = False
 
     @property
-    def values(self) -> list[Any]:
-        return [r.value for r in self.results if r.ok]
+    def values(self) -> list[SessionValue]:
+        return [r.value for r in self.results if r.ok and r.value is not None]
 
     @property
     def failed(self) -> list[SessionResult]:
@@ -126,7 +127,7 @@ async def _run_one(index: int, task: Task) -> SessionResult:
     started = time.perf_counter()
     try:
         if isinstance(task, ReplayTask):
-            value: Any = await areplay_session(task.path, task.policy, include_sidechains=task.include_sidechains, checkout=task.checkout)
+            value: SessionValue = await areplay_session(task.path, task.policy, include_sidechains=task.include_sidechains, checkout=task.checkout)
         elif isinstance(task, AgentTask):
             value = await run_agent_task(task)
         else:
@@ -529,12 +530,23 @@ def run_sessions(
     return ScaleRun(results, name, count, time.perf_counter() - started, stopped)
 
 
-async def arun_sessions(tasks: Iterable[Task], **options: Any) -> ScaleRun:
+class RunOptions(TypedDict, total=False):
+    """The keywords of ``run_sessions`` (``arun_sessions`` passes them on)."""
+
+    engine: str | RayEngine
+    workers: int | None
+    progress: bool
+    cancel: threading.Event | None
+    chunk_size: int | None
+    description: str
+
+
+async def arun_sessions(tasks: Iterable[Task], **options: Unpack[RunOptions]) -> ScaleRun:
     """``run_sessions`` for a notebook or any running loop: the loop stays free, and
     cancelling this coroutine cancels the run (every session is still accounted for)."""
-    cancel = options.pop("cancel", None) or threading.Event()
+    cancel = options["cancel"] = options.get("cancel") or threading.Event()
     items = list(tasks)
-    future = asyncio.get_running_loop().run_in_executor(None, lambda: run_sessions(items, cancel=cancel, **options))
+    future = asyncio.get_running_loop().run_in_executor(None, lambda: run_sessions(items, **options))
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:

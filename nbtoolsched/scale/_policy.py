@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, TypedDict, Unpack
 
 from ..permissions._approvals import ApprovalAnswer, ApprovalRequest
 from ..permissions._engine import Permissions
@@ -24,6 +24,20 @@ from .._errors import ConfigurationError
 __all__ = ["Policy", "PolicyApprover", "PromptAnswer", "SettingsSource", "as_policy"]
 
 PromptAnswer = Literal["allow", "allow_always", "deny"]
+
+
+class PolicyOptions(TypedDict, total=False):
+    """The fields of ``Policy`` that ``Policy.from_settings`` takes besides the files and the name."""
+
+    mode: str | None
+    allow: tuple[str, ...]
+    deny: tuple[str, ...]
+    ask: tuple[str, ...]
+    max_concurrency: int
+    prompt_answer: PromptAnswer
+    prompt_seconds: float
+    run_hooks: bool
+    strict_hooks: bool
 _ANSWERS = ("allow", "allow_always", "deny")
 
 
@@ -75,7 +89,9 @@ class Policy:
             rules_from(getattr(self, behavior), behavior, source="python")  # a bad rule fails here, not in a worker
 
     @classmethod
-    def from_settings(cls, *files: str | os.PathLike[str], name: str | None = None, **options: Any) -> "Policy":
+    def from_settings(
+        cls, *files: str | os.PathLike[str], name: str | None = None, **options: Unpack[PolicyOptions]
+    ) -> "Policy":
         """A policy from settings.json files, lowest precedence first.
 
         A file named ``settings.local.json`` is project-local settings, a file inside the

@@ -1,7 +1,7 @@
 """Built-in tools: Bash, WebFetch, ToolSearch, Sleep, the file tools, and MCP servers.
 
-``default_registry()`` gives a registry with all of them; MCP tools come from a
-connected ``McpManager`` (``include_mcp=``), since starting servers is async.
+``nbtoolsched.default_registry()`` gives a registry with all of them; MCP tools come
+from a connected ``McpManager`` (``include_mcp=``), since starting servers is async.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
+from .._exports import publish
 from .._registry import ToolRegistry
 from .._tool._base import Tool
 from ._bash import BashTool
@@ -37,7 +38,6 @@ __all__ = [
     "WriteTool",
     "builtin_tools",
     "connect_mcp_servers",
-    "default_registry",
     "parse_mcp_config",
 ]
 
@@ -50,10 +50,12 @@ def builtin_tools() -> list[Tool]:
     return [item() if isinstance(item, type) else item for item in BUILTIN_TOOLS]
 
 
-def default_registry(cwd: str | os.PathLike[str] | None = None, *, include_mcp: Any = None) -> ToolRegistry:
+def default_registry(
+    cwd: str | os.PathLike[str] | None = None, *, include_mcp: McpManager | Tool | Iterable[Tool] | None = None
+) -> ToolRegistry:
     """A registry with every built-in tool, plus MCP tools if given.
 
-    ``include_mcp`` may be a connected ``McpManager`` or an iterable of tools.
+    ``include_mcp`` may be a connected ``McpManager``, a tool or an iterable of tools.
     ``cwd`` is accepted for symmetry with ``Scheduler(cwd=...)``: tools read the
     working directory from their call context, so the registry itself needs none.
     """
@@ -63,13 +65,15 @@ def default_registry(cwd: str | os.PathLike[str] | None = None, *, include_mcp: 
     return registry
 
 
-def _mcp_tools(source: Any) -> Iterable[Tool]:
+def _mcp_tools(source: McpManager | Tool | Iterable[Tool] | None) -> Iterable[Tool]:
     if source is None:
         return ()
-    tools = getattr(source, "tools", source)
+    tools: object = source.tools if isinstance(source, McpManager) else source
     if isinstance(tools, Tool):
         return (tools,)
-    try:
-        return list(tools)
-    except TypeError:
-        raise TypeError(f"include_mcp must be an McpManager or an iterable of tools, got {type(source).__name__}") from None
+    if not isinstance(tools, Iterable):
+        raise TypeError(f"include_mcp must be an McpManager or an iterable of tools, got {type(source).__name__}")
+    return list(tools)
+
+
+publish(__name__, __all__, globals())

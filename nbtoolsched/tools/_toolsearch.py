@@ -59,6 +59,8 @@ class ToolSearchTool(ReadOnlyTool[ToolSearchInput]):
 
     async def call(self, input: ToolSearchInput, ctx: ToolContext) -> ToolOutput:
         registry = ctx.registry
+        if registry is None:  # validate_input refuses such a context; a direct call gets the same answer
+            return ToolOutput("ToolSearch needs a tool registry in its context and has none.", is_error=True)
         everything = registry.active()
         deferred = [t for t in everything if registry.is_deferred(t)]
         selected = _SELECT.match(input.query.strip())

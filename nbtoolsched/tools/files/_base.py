@@ -16,14 +16,14 @@ class PathTool(Tool[InputT]):
 
     path_field: ClassVar[str] = "file_path"
 
-    def get_path(self, input: Any) -> str | None:
+    def get_path(self, input: InputT) -> str | None:
         value = getattr(input, self.path_field, None)
         return value if isinstance(value, str) and value else None
 
     def backfill_observable_input(self, observable: dict[str, Any], ctx: ToolContext) -> None:
         backfill_path(observable, self.path_field, ctx)
 
-    def target(self, input: Any, ctx: ToolContext) -> str:
+    def target(self, input: InputT, ctx: ToolContext) -> str:
         """The absolute path the call acts on (cwd when the optional path is absent)."""
         raw = self.get_path(input)
         return resolve(ctx, raw) if raw else ctx.cwd
@@ -42,14 +42,14 @@ class CheckedWriteTool(PathTool[InputT]):
     def refusal(self, path: str, ctx: ToolContext) -> str | None:
         raise NotImplementedError
 
-    async def write(self, path: str, input: Any, ctx: ToolContext) -> ToolOutput:
+    async def write(self, path: str, input: InputT, ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError
 
-    async def validate_input(self, input: Any, ctx: ToolContext) -> Validation:
+    async def validate_input(self, input: InputT, ctx: ToolContext) -> Validation:
         problem = self.refusal(self.target(input, ctx), ctx)
         return Validation.fail(problem) if problem else Validation.OK
 
-    async def call(self, input: Any, ctx: ToolContext) -> ToolOutput:
+    async def call(self, input: InputT, ctx: ToolContext) -> ToolOutput:
         path = self.target(input, ctx)
         problem = self.refusal(path, ctx)
         if problem:

@@ -7,14 +7,17 @@ from typing import Any
 
 from ._atomic import atomic_write
 
-__all__ = ["new_cell", "NotebookError", "load_notebook", "render_notebook", "cell_label", "find_cell", "save_notebook"]
+__all__ = ["new_cell", "NotebookFileError", "load_notebook", "render_notebook", "cell_label", "find_cell", "save_notebook"]
 
 MAX_OUTPUT_CHARS = 2000  # per cell output shown by Read
 _INDEX_ID = re.compile(r"cell-(\d+)")
 
 
-class NotebookError(ValueError):
-    """The file is not a notebook nbformat can read, or the change would make it invalid."""
+class NotebookFileError(ValueError):
+    """The file is not a notebook nbformat can read, or the change would make it invalid.
+
+    The file tools turn it into a tool_result; it never reaches users (unlike
+    ``nbtoolsched.NotebookError``, about a notebook cell or session request)."""
 
 
 def load_notebook(path: str) -> Any:
@@ -24,9 +27,9 @@ def load_notebook(path: str) -> Any:
         notebook = nbformat.read(path, as_version=4)
         nbformat.validate(notebook)
     except nbformat.ValidationError as err:
-        raise NotebookError(f"{path} is not a valid notebook: {err.message}") from None
+        raise NotebookFileError(f"{path} is not a valid notebook: {err.message}") from None
     except Exception as err:  # JSON errors, unknown major versions
-        raise NotebookError(f"{path} could not be read as a Jupyter notebook: {err}") from None
+        raise NotebookFileError(f"{path} could not be read as a Jupyter notebook: {err}") from None
     return notebook
 
 
@@ -37,7 +40,7 @@ def save_notebook(path: str, notebook: Any) -> None:
     try:
         nbformat.validate(notebook)
     except nbformat.ValidationError as err:
-        raise NotebookError(f"the edit would make the notebook invalid: {err.message}") from None
+        raise NotebookFileError(f"the edit would make the notebook invalid: {err.message}") from None
     atomic_write(path, (nbformat.writes(notebook) + "\n").encode("utf-8"))
 
 

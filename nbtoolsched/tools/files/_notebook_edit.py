@@ -16,7 +16,7 @@ from ..._tool._context import ToolContext
 from ..._tool._base import ToolOutput
 from ._base import CheckedWriteTool
 from ._guard import remember_write, stale_read_error
-from ._notebook import NotebookError, cell_label, find_cell, load_notebook, new_cell, save_notebook
+from ._notebook import NotebookFileError, cell_label, find_cell, load_notebook, new_cell, save_notebook
 from ._paths import display, missing_path_message
 
 __all__ = ["NotebookEditTool", "NotebookEditInput"]
@@ -63,7 +63,7 @@ class NotebookEditTool(CheckedWriteTool[NotebookEditInput]):
     async def write(self, path: str, input: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
         try:
             message = await asyncio.to_thread(_edit, path, input, ctx)
-        except NotebookError as err:
+        except NotebookFileError as err:
             return ToolOutput(str(err), is_error=True)
         return ToolOutput({"notebook_path": path, "edit_mode": input.edit_mode}, content=message)
 
@@ -105,12 +105,12 @@ def _locate(notebook: Any, input: NotebookEditInput) -> int:
         index = input.cell_number
         allowed = count if input.edit_mode == "replace" else count - 1  # replace one past the end appends
         if index > allowed:
-            raise NotebookError(f"cell_number {index} is out of range: the notebook has {count} cells (0-{count - 1}).")
+            raise NotebookFileError(f"cell_number {index} is out of range: the notebook has {count} cells (0-{count - 1}).")
         return index + 1 if input.edit_mode == "insert" else index
     found = find_cell(notebook, input.cell_id or "")
     if found is None:
         known = ", ".join(cell_label(notebook, i) for i in range(min(count, 20)))
-        raise NotebookError(f"No cell with id {input.cell_id!r}. The cells are: {known or '(none)'}.")
+        raise NotebookFileError(f"No cell with id {input.cell_id!r}. The cells are: {known or '(none)'}.")
     return found + 1 if input.edit_mode == "insert" else found
 
 

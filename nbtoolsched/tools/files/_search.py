@@ -6,7 +6,7 @@ In content mode they instead hand their match and context lines, in output order
 to a ``LineSink``, which keeps only the page asked for and stops the search once it
 has one line past it: memory is bounded by the page, not by the matches, and ripgrep
 is killed as soon as nothing more is needed. Formatting happens later, once, in
-``grep.py``, so the engines can only differ in *what* they find, and a test holds
+``_grep.py``, so the engines can only differ in *what* they find, and a test holds
 them to the same answer.
 """
 

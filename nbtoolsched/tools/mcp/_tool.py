@@ -46,13 +46,13 @@ class McpTool(Tool[BaseModel]):
         hint = meta.get("anthropic/searchHint")
         self.search_hint = hint if isinstance(hint, str) else (annotations.get("title") or "")  # type: ignore[misc]
 
-    def is_read_only(self, input: Any) -> bool:
+    def is_read_only(self, input: BaseModel) -> bool:
         return self.annotations.get("readOnlyHint") is True
 
-    def is_concurrency_safe(self, input: Any) -> bool:
+    def is_concurrency_safe(self, input: BaseModel) -> bool:
         return self.is_read_only(input)
 
-    def is_destructive(self, input: Any) -> bool:
+    def is_destructive(self, input: BaseModel) -> bool:
         return self.annotations.get("destructiveHint") is True
 
     def input_schema(self) -> dict[str, Any]:
@@ -61,7 +61,7 @@ class McpTool(Tool[BaseModel]):
     def prompt(self) -> str:
         return self.description or f"The {self.tool_name} tool of the MCP server {self.server.name!r}."
 
-    async def call(self, input: Any, ctx: ToolContext) -> ToolOutput:
+    async def call(self, input: BaseModel, ctx: ToolContext) -> ToolOutput:
         return await self.server.call_tool(self.tool_name, arguments_of(input), progress=ctx.progress)
 
 
