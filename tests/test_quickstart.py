@@ -38,6 +38,23 @@ def test_ci_runs_the_printed_commands_in_a_fresh_clone_and_venv() -> None:
     assert printed.stdout.splitlines() == _quickstart().quickstart_commands((ROOT / "README.md").read_text(encoding="utf-8"))
 
 
+def test_every_console_script_names_a_function_that_runs_without_arguments() -> None:
+    """pyproject's [project.scripts] point at real functions (nbtoolsched-demo once named a
+    module that does not exist), which a console script calls with no arguments."""
+    import importlib
+    import inspect
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert "nbtoolsched-demo" in scripts
+    for name, target in scripts.items():
+        module, _, attribute = target.partition(":")
+        function = getattr(importlib.import_module(module), attribute)
+        required = [p for p in inspect.signature(function).parameters.values()
+                    if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        assert callable(function) and not required, (name, target, required)
+
+
 def test_a_readme_without_the_section_is_a_clear_error() -> None:
     import pytest
 
