@@ -112,10 +112,10 @@ def part_paths(facts: CallFacts, line: LineFacts, part: PartFacts) -> Decision |
         concern = _write_concern(facts, line, part.written)
         if concern is not None:
             return concern
-    if part.row.options_ask and part.has_options:
-        return Decision.ask(f"`{part.row.name}` with flags needs approval so its paths can be checked.",
-                            DecisionReason("other", f"{part.row.name} with flags"))
     pending: Decision | None = None  # the first ask; a deny of a later name still wins
+    if part.row.options_ask and part.has_options:  # Claude Code: asked, after the deny rules had their say
+        pending = Decision.ask(f"`{part.row.name}` with flags needs approval so its paths can be checked.",
+                               DecisionReason("other", f"{part.row.name} with flags"))
     for name in part.names:
         if any(ch in name for ch in "$`"):
             pending = pending or Decision.ask(f"`{part.peeled}` uses a path that depends on the shell's expansion.",

@@ -114,10 +114,13 @@ def _names(row: Program, args: list[str]) -> tuple[str, ...]:
     program's default when none is named (``ls``: ``.``, ``cd``: ``~``)."""
     if row.expression_after_operands:
         names = args[: next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!"))), len(args))]
+    elif row.options:
+        reading = read_args(row, args)
+        names = [a for a in reading.operands if not a.startswith("-")] + reading.values_of(row.target_dir)
     else:
-        names = [a for a in (read_args(row, args).operands if row.options else args) if not a.startswith("-")]
-        if row.pattern_first and names and not any(_names_pattern(a) for a in args):
-            names = names[1:]
+        names = [a for a in args if not a.startswith("-")]
+    if row.pattern_first and names and not any(_names_pattern(a) for a in args):
+        names = names[1:]
     if not names and row.default_operand is not None:
         names = [row.default_operand]
     return tuple(names)

@@ -238,7 +238,9 @@ def _shell(peeler: _Peeler, words: Words) -> Words | None:
             continue
         if word[:1] in "-+" and len(word) > 1:
             reads_string = reads_string or (word[0] == "-" and "c" in word)
-            i += 1
+            # A bundle's letters that take a value take the next words, in order: in
+            # `bash -oc posix 'rm x'` posix is -o's, and the command string comes after.
+            i += 1 + sum(1 for letter in word[1:] if program(words[0]).options.get(word[0] + letter))
             continue
         break
     if not reads_string:

@@ -337,7 +337,7 @@ _GROUPS: tuple[tuple[str, dict[str, object]], ...] = (
     ("mv cp", {"options_ask": True}),
     ("rm rmdir sed tee truncate chmod chown chgrp shred", {"paths": "write"}),
     ("rm rmdir mkdir touch tee truncate chmod chown chgrp shred sed", {"writes": "operands"}),
-    ("grep rg sed", {"pattern_first": True}),
+    ("grep egrep fgrep rg sed", {"pattern_first": True}),
     ("ls grep rg", {"default_operand": "."}),
     ("cd", {"default_operand": "~"}),
     ("echo printf basename dirname true false pwd sleep seq rm rmdir mkdir touch which type test [", {"reads": "nothing"}),

@@ -57,8 +57,12 @@ def config_write(command: str, bases: Sequence[str] | None, _depth: int = 0) -> 
 
     places = bases if bases is not None else _named_places(command)
 
+    judged: dict[str | None, str | None] = {}  # a word is judged once per line (runners repeat their words)
+
     def risky(word: str | None) -> str | None:
-        return _risky_name(word, dots, places)
+        if word not in judged:
+            judged[word] = _risky_name(word, dots, places)
+        return judged[word]
 
     literals = _line_literals(command)
     for invocation in command_line(command).invocations:

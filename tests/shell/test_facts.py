@@ -18,7 +18,7 @@ def test_parts_are_read_through_their_programs_rows(tmp_path):
     grep, cp, tee = parts
     assert grep.peeled == "grep -e x src" and grep.row is PROGRAMS["grep"]
     assert grep.names == ("x", "src")  # -e gives the pattern, so the first word after it is a name
-    assert cp.written == ("out",) and cp.names == ("a", "b")
+    assert cp.written == ("out",) and cp.names == ("a", "b", "out")  # -t's folder is a name it changes too
     assert tee.written == ("log.txt",) and tee.row.paths == "write"
     assert line.structure is None
 

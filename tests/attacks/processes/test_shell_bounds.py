@@ -36,6 +36,22 @@ async def test_a_one_megabyte_command_is_refused_without_holding_the_event_loop(
         assert lag.longest < 1.0, f"the event loop was held {lag.longest:.1f} s"  # it was 17 s
 
 
+def test_the_config_place_check_judges_each_word_once_whatever_the_runners_and_folders(project, monkeypatch):
+    """`env -C a -C b -C c -C d true; nice nice ... true` (60 KB): every peeled runner stage
+    repeats the words, every folder the line may be in multiplies them; each word was judged
+    again for each, 22 s for one decision (found by the outside review). Counted, not timed:
+    a word is judged once per line."""
+    from nbtoolsched.shell import _writes
+
+    calls = []
+    real = _writes._risky_name
+    monkeypatch.setattr(_writes, "_risky_name", lambda *args: calls.append(args[0]) or real(*args))
+    command = "env -C a -C b -C c -C d true; " + "nice " * 12_000 + "true"
+    perms = nts.Permissions("bypassPermissions", cwd=project)
+    assert perms.explain("Bash", {"command": command}).behavior in ("allow", "ask")
+    assert len(calls) == len(set(calls)) < 100, len(calls)
+
+
 def test_a_long_command_under_the_limit_is_judged_in_a_worker_thread(project):
     # 60 KiB of simple commands: judged (not refused for its length), off the loop.
     command = "; ".join(["ls -d src"] * 5000)
