@@ -82,8 +82,10 @@ def parse_cell(
     try:
         data, warnings = _load(body, namespace)
         raw_calls = _calls_from(data)
+        # A misspelt tool first: `- Raed: README.md` is a typo of Read, not an input that is
+        # no mapping (its bare value cannot fill a field of a tool nobody knows).
+        _check_tools([{"name": n} for n in map(_written_name, raw_calls) if n is not None], known_tool, list(tool_names))
         blocks = [_block(i, item, required_fields) for i, item in enumerate(raw_calls, 1)]
-        _check_tools(blocks, known_tool, list(tool_names))
         _fill_ids(blocks, make_id)
     except CellError as err:
         raise CellError(_shift_lines(str(err), offset)) from None
@@ -183,6 +185,11 @@ def _yaml_or(text: str, json_error: str | None) -> Any:
         if line is not None and 0 < line <= len(text.splitlines()):
             shown = f": {text.splitlines()[line - 1].strip()[:80]!r}"
         hint = _QUOTE_HINT
+        closer = "}" if "or '}'" in problem else "]"
+        opener = "{" if closer == "}" else "["
+        if "<stream end>" in problem and problem.startswith("expected ',' or") and text.count(opener) > text.count(closer):
+            # The bracket really is missing (not hidden by a ' #' comment): say only that.
+            raise CellError(f"the cell cannot be read (line {line}): a {opener} is never closed; add the {closer}") from None
         if "escape" in problem:
             hint = "in double quotes a backslash starts an escape; put the value in single quotes to keep backslashes"
         raise CellError(f"the cell cannot be read{where}{shown} ({_plain(problem)}); {hint}. " + _EXAMPLE) from None
@@ -441,6 +448,14 @@ def _block(number: int, item: Any, required_fields: Callable[[str], list[str]] |
     if block_id is not None and (not isinstance(block_id, str) or not block_id.strip()):
         raise CellError(f"call {number} ({name}): the id must be a non-empty string, got {_kind(block_id)}")
     return {"type": "tool_use", "id": block_id, "name": name, "input": tool_input}
+
+
+def _written_name(item: Any) -> str | None:
+    """The tool name a call is written with, if it has a readable one (else _block says why)."""
+    if not isinstance(item, dict):
+        return None
+    name = item.get("name") if _looks_like_block(item) else (next(iter(item)) if len(item) == 1 else None)
+    return name if isinstance(name, str) and name.strip() else None
 
 
 def _fill_required(number: int, name: str, value: Any, required_fields: Callable[[str], list[str]]) -> Any:

@@ -88,6 +88,9 @@ def test_whole_body_variable_holding_blocks_or_models():
         ('[{"name": "", "input": {}}]', "non-empty string"),
         ('[{"id": 5, "name": "Read", "input": {}}]', "id must be a non-empty string"),
         ("- Raed: {}", "unknown tool 'Raed'. Did you mean 'Read'"),
+        ("- Raed: README.md", "unknown tool 'Raed'. Did you mean 'Read'"),  # not "the input must be a mapping"
+        ("- Read: {file_path: README.md", "(line 1): a { is never closed; add the }"),
+        ("- Grep: {pattern: [a, b", "(line 1): a [ is never closed; add the ]"),
         ('[{"id": "a", "name": "Read", "input": {}}, {"id": "a", "name": "Grep", "input": {}}]', "duplicate tool_use id 'a'"),
         ('{"role": "user", "content": []}', "role 'user'"),
         ('{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}', "no tool_use blocks"),
@@ -210,6 +213,17 @@ def test_a_number_python_will_not_read_is_a_cell_error(body):
 
 # -- the short form's one required field, YAML errors people can act on, warnings --------------------
 REQUIRED = {"Read": ["file_path"], "Grep": ["pattern"], "Edit": ["file_path", "old_string", "new_string"], "Bash": ["command"]}
+
+
+def test_an_unclosed_brace_is_said_in_one_short_line():
+    with pytest.raises(CellError) as info:
+        parse("- Read: {file_path: README.md")
+    assert len(str(info.value)) < 100, str(info.value)  # it was 392 characters of YAML advice
+
+
+def test_a_misspelt_short_form_call_names_the_tool_even_with_a_bare_value():
+    with pytest.raises(CellError, match="Did you mean 'Read'"):
+        parse_short("- Raed: README.md")
 
 
 def parse_short(body: str, first_line: int = 2):
