@@ -21,7 +21,7 @@ from ._matching import content_rule_matches, domain_rule_matches, host_of, path_
 from ._rules import Behavior, PermissionRule, RuleSet
 
 __all__ = ["CallFacts", "tool_kind", "file_check", "web_check", "generic_check", "protected_reads", "is_immune_ask", "shell_field", "read_protection", "decide",
-           "edit_check", "first_path_rule", "outside_working_dirs", "path_rules", "read_check", "rule_reason"]
+           "edit_check", "first_path_rule", "read_only_in", "outside_working_dirs", "path_rules", "read_check", "rule_reason"]
 
 
 @dataclass(slots=True)
@@ -62,6 +62,15 @@ class CallFacts:
 def shell_field(tool: Tool) -> str | None:
     """The input field that holds a shell tool's command (None for other tools)."""
     return "command" if tool.permission_kind == "shell" else None
+
+
+def read_only_in(tool: Tool, parsed: Any, cwd: str) -> bool:
+    """The tool's read-only verdict where the call runs (git's depends on the repository
+    there); a tool that cannot say is not read-only."""
+    try:
+        return bool(tool.is_read_only_in(parsed, cwd))
+    except Exception:  # noqa: BLE001 - cannot tell: treat as a write
+        return False
 
 
 def tool_kind(tool: Tool) -> str:

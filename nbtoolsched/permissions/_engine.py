@@ -38,20 +38,20 @@ from .._tool._context import ToolContext
 from ._approvals import Approver
 from ._asking import AskPerson
 from ._base import PermissionRequest
-from ._checks import is_immune_ask, read_protection
+from ._checks import is_immune_ask, read_only_in, read_protection
 from ._classifier import Classifier, ClassifierRequest, DenialTracker, PatternClassifier
 from ._explanation import Explanation, NamedTool
 from ._hooks import Hooks
 from ._judge import _from_hook, _parse, _requires_person
 from ._modes import AUTO_SAFE_TOOLS, MODE_TITLES, Mode, check_mode
-from ._own_check import _read_only, default_splitter
 from ._problems import LoadProblem
 from ._rules import Behavior, PermissionRule, RuleSet, make_rule, rules_from
 from ..sandbox._settings import SandboxSettings
+from ..shell import default_split
 from ._sandbox import settings_from_python, with_rules
 from ._settings import load_settings
 
-__all__ = ["Permissions", "Explanation", "default_splitter"]
+__all__ = ["Permissions", "Explanation"]
 
 RuleSpec = str | Mapping[str, Any] | PermissionRule
 
@@ -95,7 +95,7 @@ class Permissions(AskPerson):
         # given these permissions reads them from here at each call (it keeps no copy).
         self.hooks = hooks
         self.home = home or os.path.expanduser("~")
-        self.split_command = split_command or default_splitter
+        self.split_command = split_command or default_split  # the shell layer's; None (so: ask) when it cannot split
         self.tools = {t.name: t for t in tools}
         self._waiting = {}
         self._sandbox = settings_from_python(dict(sandbox) if isinstance(sandbox, Mapping) else sandbox, cwd=self.cwd,
@@ -228,7 +228,7 @@ class Permissions(AskPerson):
         if self.denials.exhausted:
             return None
         verdict = await self.classifier.classify(
-            ClassifierRequest(tool.name, request.input, request.ctx.cwd, _read_only(tool, request.parsed, request.ctx.cwd), decision.message or "")
+            ClassifierRequest(tool.name, request.input, request.ctx.cwd, read_only_in(tool, request.parsed, request.ctx.cwd), decision.message or "")
         )
         if verdict.allow:
             self.denials.record_allow()

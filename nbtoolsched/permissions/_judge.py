@@ -20,10 +20,10 @@ from .._tool._decision import Decision, DecisionReason
 from .._tool._base import Tool
 from .._tool._context import ToolContext
 from .._tool._decorator import FunctionTool
-from ._checks import is_immune_ask, tool_kind
+from ._checks import is_immune_ask, read_only_in, tool_kind
 from ._explanation import NamedTool
 from ._modes import Mode
-from ._own_check import OwnCheck, _read_only
+from ._own_check import OwnCheck
 from ._rules import PermissionRule
 
 __all__ = ["RuleOrder"]
@@ -114,7 +114,7 @@ class RuleOrder(OwnCheck):
             steps.append(f"the tool's own check ({tool_kind(tool)}): {own.behavior}" + (f" — {own.reason.describe()}" if own.reason else ""))
         if own.behavior == "deny":
             return done(own, "the tool's own check denied it")
-        if mode == "plan" and not _read_only(tool, parsed, ctx.cwd):
+        if mode == "plan" and not read_only_in(tool, parsed, ctx.cwd):
             return done(
                 Decision.deny(
                     f"Plan mode allows only read-only tools, and this {tool.name} call can change things. Finish the plan and present it instead.",
@@ -141,7 +141,7 @@ class RuleOrder(OwnCheck):
             return done(Decision.allow(None, _reason(rule, "tool-wide allow rule")), f"tool-wide allow rule {rule.text} matched")
         if own.behavior in ("allow", "ask"):
             return done(own, f"the tool's own check said {own.behavior}")
-        if _read_only(tool, parsed, ctx.cwd) and not tool.is_mcp and tool_kind(tool) == "generic":
+        if read_only_in(tool, parsed, ctx.cwd) and not tool.is_mcp and tool_kind(tool) == "generic":
             return done(_read_only_allow(tool.name), "a read-only tool with no rule against it")
         return done(
             Decision.ask(own.message or _ask_text(tool), DecisionReason("default", "no rule allows it"), own.suggestions),

@@ -1,10 +1,9 @@
 """The tool's own check: its ``check_permissions`` and the built-in checks for its kind.
 
-This is the gate's one way into the shell layer and ``_checks``: the facts record a call
-is judged by (``_facts``), where a Bash command will run and what that changes for its
-checks (``_place``: the sandbox, its masks, autoAllowBashIfSandboxed), the combination of
-the tool's answer with the built-in one (``_own_check``), the read-only question
-(``_read_only``) and the command splitter rules see (``default_splitter``).
+This is the gate's one way into ``_checks``: the facts a call is judged by (``_facts``),
+where a Bash command will run and what that changes for its checks (``_place``: the
+sandbox, its masks, autoAllowBashIfSandboxed), and the combination of the tool's answer
+with the built-in one (``_own_check``).
 
 ``OwnCheck`` is the lowest layer of ``Permissions`` (``_engine``): it reads the rules and
 settings the gate holds, and is built on by the rule order (``_judge``).
@@ -16,13 +15,12 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..shell import default_split
 from .._tool._abort import AbortError
 from .._tool._decision import PASSTHROUGH, Decision, DecisionReason
 from .._tool._base import Tool, overrides
 from .._tool._context import ToolContext
 from ._builtin import builtin_check
-from ._checks import CallFacts, is_immune_ask, shell_field, tool_kind
+from ._checks import CallFacts, is_immune_ask, read_only_in, shell_field, tool_kind
 from ._modes import Mode
 from ._rules import RuleSet
 from ..sandbox._mounts import masks_coverage
@@ -30,10 +28,7 @@ from ..sandbox._mounts import masks_coverage
 if TYPE_CHECKING:
     from ..sandbox._settings import SandboxSettings
 
-__all__ = ["OwnCheck", "default_splitter"]
-
-
-default_splitter = default_split  # the shell layer's splitter; None (so: ask) when it cannot split
+__all__ = ["OwnCheck"]
 
 
 class OwnCheck:
@@ -62,7 +57,7 @@ class OwnCheck:
             return
         settings = self.sandbox
         await settings.probe()  # the first probe starts a process: not on the loop
-        read_only = _read_only(facts.tool, facts.parsed, facts.cwd)
+        read_only = read_only_in(facts.tool, facts.parsed, facts.cwd)
         facts.placement = settings.placement(read_only=read_only, excluded=settings.excludes(facts.shell_line(), tuple(self.working_dirs)),
                                              disable_requested=facts.input.get("dangerouslyDisableSandbox") is True)
         if facts.placement.sandbox is None:
@@ -118,8 +113,3 @@ async def _off_loop_if_long(check: Callable[[CallFacts], Decision], facts: CallF
     return check(facts)
 
 
-def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:
-    try:
-        return bool(tool.is_read_only_in(parsed, cwd))
-    except Exception:  # noqa: BLE001 - cannot tell: treat as a write
-        return False

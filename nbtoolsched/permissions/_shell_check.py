@@ -27,7 +27,7 @@ from typing import Callable, Literal
 
 from .._tool._decision import Decision, DecisionReason
 from ..shell import MAX_COMMAND_CHARS, LineFacts, PartFacts
-from ._checks import CallFacts, decide, is_immune_ask, shell_field
+from ._checks import CallFacts, decide, is_immune_ask, read_only_in, shell_field
 from ._matching import shell_pattern
 from ._modes import ACCEPT_EDITS_COMMANDS
 from ._rules import PermissionRule
@@ -68,7 +68,7 @@ class ShellCall:
     def parts(self) -> tuple[PartFacts, ...] | None:
         return self.line.parts
 
-    @cached_property
+    @property
     def bases(self) -> tuple[str, ...] | None:
         return self.line.bases
 
@@ -166,9 +166,9 @@ class ShellCall:
                 parsed = parsed.model_copy(update={field_name: text})
             elif isinstance(parsed, dict):
                 parsed = {**parsed, field_name: text}
-            return bool(facts.tool.is_read_only_in(parsed, facts.cwd))
-        except Exception:  # noqa: BLE001 - a check that cannot say fails closed
+        except Exception:  # noqa: BLE001 - an input that cannot hold the text cannot say: fails closed
             return False
+        return read_only_in(facts.tool, parsed, facts.cwd)
 
     @cached_property
     def exact_allow(self) -> PermissionRule | None:

@@ -42,15 +42,15 @@ def first_word(command: str) -> str:
     return words[0] if words else ""
 
 
-WORDS_SPLIT = 8192  # shlex takes time quadratic in a word's length: only this much is split
+_WORDS_SPLIT = 8192  # shlex takes time quadratic in a word's length: only this much is split
 
 
 def shell_words(command: str) -> list[str]:
     """The command's words as the shell splits them (plain whitespace split if it cannot).
-    Of a longer command only the first WORDS_SPLIT characters are split (callers want its
+    Of a longer command only the first _WORDS_SPLIT characters are split (callers want its
     first words; a 1 MB command took 17 s in shlex)."""
-    if len(command) > WORDS_SPLIT:
-        command = command[:WORDS_SPLIT]
+    if len(command) > _WORDS_SPLIT:
+        command = command[:_WORDS_SPLIT]
     try:
         return shlex.split(command)
     except ValueError:

@@ -22,7 +22,8 @@ from functools import cached_property, lru_cache
 from typing import Callable
 
 from ._braces import brace_words
-from ._candidates import WORDS_SPLIT, allow_candidates, deny_candidates, first_word, rule_prefix
+from ._candidates import allow_candidates, deny_candidates, first_word, rule_prefix
+from ._flags import long_option_matches
 from ._invocations import CommandLine, command_line
 from ._network import network_use
 from ._parse import MAX_COMMAND_CHARS, parse_command, subcommand_strings
@@ -93,7 +94,7 @@ def part_facts(text: str) -> PartFacts:
         words: tuple[str, ...] | None = tuple(shlex.split(peeled))
     except ValueError:
         words = None
-    head = (words[0] if words else "") if words is not None and len(peeled) <= WORDS_SPLIT else first_word(peeled)
+    head = words[0] if words else first_word(peeled)  # shlex could not read it: the shell words' fallback
     row = program(head)
     args = list(words[1:]) if words else []
     return PartFacts(text, deny, allow, head, row, words, _names(row, args), tuple(written_words(row.name, args)),
@@ -130,8 +131,7 @@ def _names_pattern(arg: str) -> bool:
     """-e/-f (alone, bundled or with the value attached) or --regexp/--expression/--file,
     abbreviated too: the pattern or script is then not the first operand."""
     if arg.startswith("--"):
-        flag = arg.partition("=")[0]
-        return len(flag) > 2 and any(name.startswith(flag) for name in ("--regexp", "--expression", "--file"))
+        return long_option_matches(arg, "--regexp", "--expression", "--file")
     return arg.startswith("-") and bool({"e", "f"} & set(arg[1:]))
 
 
@@ -142,8 +142,11 @@ class LineFacts:
         self.command = command
         self.cwd = cwd
         self._split = split
-        self._seen: dict[tuple[str, str, tuple[str, ...] | None], object] = {}  # facts that look at the file system
+        # Facts that look at the file system, kept for this decision only.
         self._paths: dict[tuple[str, str], list[str] | None] = {}
+        self._reads: dict[tuple[str, tuple[str, ...]], ReadTargets] = {}
+        self._names: dict[tuple[str, ...], ReadTargets] = {}
+        self._config: dict[tuple[str, ...] | None, str | None] = {}
 
     def paths(self, name: str, base: str) -> list[str] | None:
         """Where a name the line uses leads from ``base``: its normalised and its resolved
@@ -255,25 +258,23 @@ class LineFacts:
 
     def reads(self, part: PartFacts, bases: tuple[str, ...]) -> ReadTargets:
         """What one part may read, its relative names judged from ``bases``."""
-        key = ("reads", part.peeled, bases)
-        if key not in self._seen:
-            self._seen[key] = read_targets(part.peeled, bases)
-        return self._seen[key]  # type: ignore[return-value]
+        key = (part.peeled, bases)
+        if key not in self._reads:
+            self._reads[key] = read_targets(part.peeled, bases)
+        return self._reads[key]
 
     def names(self, bases: tuple[str, ...]) -> ReadTargets:
         """Every file the whole line names, wherever it sits (loops, substitutions, code
         strings, code fed to a shell's input)."""
-        key = ("names", "", bases)
-        if key not in self._seen:
-            self._seen[key] = line_names(self.command, bases)
-        return self._seen[key]  # type: ignore[return-value]
+        if bases not in self._names:
+            self._names[bases] = line_names(self.command, bases)
+        return self._names[bases]
 
     def config_write(self, bases: tuple[str, ...] | None) -> str | None:
         """Why the line may change a tool's config or a shell's startup file, or None."""
-        key = ("config", "", bases)
-        if key not in self._seen:
-            self._seen[key] = config_write(self.command, bases)
-        return self._seen[key]  # type: ignore[return-value]
+        if bases not in self._config:
+            self._config[bases] = config_write(self.command, bases)
+        return self._config[bases]
 
 
 def line_facts(command: str, cwd: str, split: Splitter = default_split) -> LineFacts:
