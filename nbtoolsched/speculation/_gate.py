@@ -24,6 +24,7 @@ from typing import Any, Callable, TypeVar, cast
 from pydantic import BaseModel
 
 from ..permissions._base import PermissionGate, PermissionRequest
+from ..permissions._checks import read_only_in
 from .._tool._abort import AbortSignal
 from .._tool._decision import Decision, DecisionReason
 from .._tool._base import Tool, ToolOutput, Validation
@@ -72,12 +73,6 @@ def is_shell_tool(tool: Tool) -> bool:
     return tool.name in SHELL_TOOLS
 
 
-def _read_only(tool: Tool, parsed: Any, cwd: str) -> bool:
-    """Read-only where the call runs (git's answer depends on the repository there)."""
-    try:
-        return bool(tool.is_read_only_in(parsed, cwd))
-    except Exception:
-        return False  # a tool that cannot say is not read-only
 
 
 def _path_field(data: Any) -> tuple[str, str] | None:
@@ -174,7 +169,7 @@ class SpeculationGate:
             return await self._write(request)
         if is_shell_tool(tool):
             return await self._shell(request)
-        if is_read_tool(tool) and _read_only(tool, request.parsed, request.ctx.cwd):
+        if is_read_tool(tool) and read_only_in(tool, request.parsed, request.ctx.cwd):
             return await self._read(request)
         # Anything else (a web fetch, a question to the user, an MCP call) reaches outside
         # the overlay, even when read-only: the speculation stops before it.
@@ -285,7 +280,7 @@ class SpeculationGate:
         text = command if isinstance(command, str) else ""
         if self.kernel:
             return await self._shell_in_overlay(request, text)
-        if not text.strip() or not _read_only(request.tool, request.parsed, request.ctx.cwd):
+        if not text.strip() or not read_only_in(request.tool, request.parsed, request.ctx.cwd):
             return self.stop("bash", request.tool.name, text[:DETAIL_LIMIT], stopped_shell(text[:DETAIL_LIMIT]))
         problem = line_facts(text, self.overlay.cwd).reaches_outside(self.overlay.cwd)
         if problem:  # the session may let it read there; a speculation reads inside cwd only
@@ -308,7 +303,7 @@ class SpeculationGate:
             return self.stop("network", name, shown, stopped_network(wants[:DETAIL_LIMIT]))
         # A read-only command reads inside cwd only, as in the path-rewriting overlay (what its
         # words show; a program that opens files by itself reads what the sandbox lets it).
-        problem = line.reaches_outside(self.overlay.cwd) if _read_only(request.tool, request.parsed, request.ctx.cwd) else None
+        problem = line.reaches_outside(self.overlay.cwd) if read_only_in(request.tool, request.parsed, request.ctx.cwd) else None
         if problem:
             return self.stop("outside_cwd", name, shown, stopped_outside(f"the command `{shown}`", problem))
         return await self._consult(request, None, for_write=False, ask_ok=True)
