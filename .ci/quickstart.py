@@ -1,7 +1,10 @@
 """Print the README's Quick start commands, one per line, exactly as written there.
 
-``.ci/run`` runs what this prints, so CI always runs the README's own commands; the
-suite (tests/test_quickstart.py) checks that there are two, the demo and the tests.
+The commands are the non-comment lines of the first ```bash block under ``## Quick
+start``; later blocks (``jupyter lab ...``, the notebook magics) are for people, not CI.
+``.ci/run`` runs what this prints, each line in order in one fresh venv, so CI always
+runs the README's own commands; the suite (tests/test_quickstart.py) checks that there
+are exactly three: the one install, the demo, and the whole test suite.
 """
 
 from __future__ import annotations

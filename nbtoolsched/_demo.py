@@ -1,20 +1,22 @@
-"""The Quick start demo: a model's realistic batch, scheduled, watched, drawn.
+"""The Quick start demo: a model's realistic batch, scheduled, checked, watched, drawn.
 
-``python -m nbtoolsched demo`` sends Grep + Read + Edit + Glob + Read to the scheduler,
-prints each call's state changes as they happen, then a timeline that shows the two
-parallel batches around the serial Edit.
+``python -m nbtoolsched demo`` sends Grep + Read + Edit + Glob + Read to the real
+built-in tools, in a small sample project made in a temporary directory. The permissions
+are Claude Code's default mode with no rules: reads in the project run unasked, the Edit
+asks, and the demo's policy (a scripted approver, standing where a person or a headless
+policy would answer) allows it. The demo prints each call's state changes as they happen,
+the ask and its answer, every result whole (the Edit's result is a unified diff of the
+file, and the second Read shows the changed line), and a timeline of the batches.
 """
 
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import os
-import re
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import nbtoolsched as nts
 from nbtoolsched import events
@@ -27,54 +29,6 @@ SAMPLE = {
     "tests/test_main.py": "def test_main():\n    assert True\n",
 }
 
-
-def _walk(root: str) -> list[str]:
-    found = []
-    for folder, _, files in os.walk(root):
-        found += [os.path.relpath(os.path.join(folder, f), root) for f in files]
-    return sorted(found)
-
-
-@nts.tool(read_only=True)
-async def Grep(pattern: str, ctx: nts.ToolContext) -> str:
-    """Search file contents with a regular expression (demo version)."""
-    hits = []
-    for rel in _walk(ctx.cwd):
-        ctx.progress(f"scanning {rel}")
-        await asyncio.sleep(0.05)
-        text = Path(ctx.cwd, rel).read_text()
-        hits += [f"{rel}:{n}: {line}" for n, line in enumerate(text.splitlines(), 1) if re.search(pattern, line)]
-    return "\n".join(hits)
-
-
-@nts.tool(read_only=True)
-async def Read(file_path: str, ctx: nts.ToolContext) -> str:
-    """Read a file (demo version)."""
-    await asyncio.sleep(0.15)
-    path = ctx.resolve_path(file_path)
-    ctx.file_state.record(path)
-    return Path(path).read_text()
-
-
-@nts.tool(read_only=True)
-async def Glob(pattern: str, ctx: nts.ToolContext) -> str:
-    """Find files by name pattern (demo version)."""
-    await asyncio.sleep(0.1)
-    return "\n".join(f for f in _walk(ctx.cwd) if fnmatch.fnmatch(f, pattern))
-
-
-@nts.tool
-async def Edit(file_path: str, old_string: str, new_string: str, ctx: nts.ToolContext) -> str:
-    """Replace text in a file (demo version; not read-only, so it runs alone)."""
-    await asyncio.sleep(0.2)
-    path = Path(ctx.resolve_path(file_path))
-    text = path.read_text()
-    if text.count(old_string) != 1:
-        raise ValueError(f"old_string must occur exactly once in {file_path}")
-    path.write_text(text.replace(old_string, new_string))
-    return f"Edited {file_path}"
-
-
 BATCH = [
     {"type": "tool_use", "id": "toolu_01", "name": "Grep", "input": {"pattern": "load"}},
     {"type": "tool_use", "id": "toolu_02", "name": "Read", "input": {"file_path": "app/config.py"}},
@@ -84,14 +38,42 @@ BATCH = [
 ]
 
 
+def demo_policy(root: str, out: Callable[..., Any], clock: Callable[[], float]) -> nts.Approver:
+    """The demo's scripted approver: an Edit or Write under app/ is allowed, anything else
+    denied. It prints the ask and its answer, in the same columns as the state changes."""
+
+    def short(text: str) -> str:
+        return text.replace(root + os.sep, "")
+
+    async def answer(request: nts.ApprovalRequest) -> nts.ApprovalAnswer:
+        target = os.path.realpath(os.path.join(root, str(request.input.get("file_path", ""))))
+        path = Path(os.path.relpath(target, root)).as_posix()  # app/../x is x, not under app/
+        allowed = request.tool_name in ("Edit", "Write") and path.startswith("app/")
+        verdict = "allowed by the demo's policy" if allowed else "denied by the demo's policy"
+        out(f"{clock():6.0f} ms  {request.tool_use_id}  {request.tool_name:<5} asks      "
+            f"{short(request.reason).rstrip('.')} -> {verdict}")
+        if allowed:
+            return nts.ApprovalAnswer("allow", by_policy=True)
+        return nts.ApprovalAnswer("deny", "the demo's policy allows edits under app/ only", by_policy=True)
+
+    return answer
+
+
 async def run_demo(out: Any = print) -> list[nts.ToolResultBlock]:
-    with tempfile.TemporaryDirectory() as root:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.realpath(tmp)
         for rel, text in SAMPLE.items():
             Path(root, rel).parent.mkdir(parents=True, exist_ok=True)
-            Path(root, rel).write_text(text)
-        sched = nts.Scheduler(nts.ToolRegistry([Grep, Read, Glob, Edit]), cwd=root)
+            Path(root, rel).write_text(text, encoding="utf-8")
+
+        def ms(at: float | None = None) -> float:  # since the batch was submitted
+            return ((time.monotonic() if at is None else at) - start) * 1000
+
+        sched = nts.Scheduler(nts.default_registry(), permissions=nts.Permissions(cwd=root),
+                              approver=demo_policy(root, out, ms), cwd=root)
         out("Batches:", " ".join(f"[{' '.join(b.names)}]{'' if b.concurrency_safe else '*'}" for b in sched.partition(BATCH)),
-            "(* = runs alone)\n")
+            "(* = runs alone)")
+        out("Permissions: default mode, no rules: reads in the project run unasked, the Edit asks.\n")
         start = time.monotonic()
         handle = sched.submit(BATCH)
 
@@ -101,19 +83,24 @@ async def run_demo(out: Any = print) -> list[nts.ToolResultBlock]:
                     state, text = "started", ""
                 case events.ProgressEvent():
                     state, text = "progress", str(event.data)
+                case events.ApprovalAnswered():
+                    state, text = "answered", event.answer
                 case events.ResultEvent():
                     state, text = "finished", event.status
                 case _:
                     return
-            out(f"{(event.time - start) * 1000:6.0f} ms  {event.tool_use_id}  {event.tool_name:<5} {state:<9} {text}")
+            out(f"{ms(event.time):6.0f} ms  {event.tool_use_id}  {event.tool_name:<5} {state:<9} {text}".rstrip())
 
         handle.subscribe(show)
         results = await handle
+        names = {block["id"]: block["name"] for block in BATCH}
         out("\nResults (one per tool_use, in order):")
         for result in results:
-            first = result.text.splitlines()[0] if result.text else ""
-            out(f"  {result.tool_use_id}: {first[:70]}")
-        out("\nTimeline:")
+            first, *rest = result.text.splitlines() or [""]
+            out(f"  {result.tool_use_id} {names[result.tool_use_id]:<5} {first}")
+            for line in rest:
+                out(f"  {'':14} {line}")
+        out("\nTimeline (? = waiting for the approver):")
         out(render_text_timeline(handle.trace))
         return results
 

@@ -52,6 +52,8 @@ async def test_timelines_show_batches() -> None:
     assert "-- batch 1 (safe, parallel)" in text and "-- batch 2 (unsafe, alone)" in text and "-- batch 3 (safe, parallel)" in text
     svg = render_svg_timeline(captured[0].trace, title="demo <batch>")
     root = ET.fromstring(svg)  # well-formed, escaped
-    bars = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.find("{http://www.w3.org/2000/svg}title") is not None]
-    assert len(bars) == 5
-    assert any("started" in line for line in lines) and any("Timeline:" in line for line in lines)
+    titles = [r.find("{http://www.w3.org/2000/svg}title") for r in root.iter("{http://www.w3.org/2000/svg}rect")]
+    shown = [t.text or "" for t in titles if t is not None]
+    assert len([t for t in shown if "waiting for approval" not in t]) == 5  # a bar per call
+    assert len([t for t in shown if "waiting for approval" in t]) == 1  # and the Edit's wait for the demo's policy
+    assert any("started" in line for line in lines) and any(line.startswith("Timeline") for line in lines)
