@@ -56,4 +56,4 @@ async def test_timelines_show_batches() -> None:
     shown = [t.text or "" for t in titles if t is not None]
     assert len([t for t in shown if "waiting for approval" not in t]) == 5  # a bar per call
     assert len([t for t in shown if "waiting for approval" in t]) == 1  # and the Edit's wait for the demo's policy
-    assert any("started" in line for line in lines) and any(line.startswith("Timeline") for line in lines)
+    assert any("started" in line for line in lines) and any("Timeline (" in line for line in lines)
