@@ -232,7 +232,12 @@ def test_the_core_imports_without_jupyter_or_the_anthropic_sdk() -> None:
 
 def test_the_package_ships_py_typed() -> None:
     assert (ROOT / "nbtoolsched" / "py.typed").exists()
-    assert 'nbtoolsched = ["py.typed"]' in (ROOT / "pyproject.toml").read_text()
+    import tomllib
+
+    shipped = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["nbtoolsched"]
+    assert "py.typed" in shipped
+    # the notebook's browser-side code (the prompt's keys) ships with the package too
+    assert "notebook/*.js" in shipped and (ROOT / "nbtoolsched" / "notebook" / "_keys.js").exists()
 
 
 @pytest.mark.heavy  # mypy over the whole package takes a minute

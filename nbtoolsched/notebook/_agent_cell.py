@@ -177,8 +177,10 @@ class AgentConversation:
         max_turns: int | None = None,
         max_concurrency: int | None = None,
         policy: str | None = None,
+        name: str | None = None,
     ) -> AgentCell:
-        """Queue one cell's message and return the cell at once (the turn runs as a task)."""
+        """Queue one cell's message and return the cell at once (the turn runs as a task).
+        ``name`` (the cell's --name) titles its view, as ``%%toolcall --name`` titles its panel."""
         session = self.session
         if session.closed:
             raise SessionError("this nbtoolsched session was unloaded; run %load_ext nbtoolsched again")
@@ -203,10 +205,11 @@ class AgentConversation:
         number = len(self.cells) + 1
         signal = AbortSignal()
         handle = RunHandle([], signal, RunEvents())
-        title = f"%%agent #{number}"
+        title = f"%%agent {name}" if name else f"%%agent #{number}"
         cell_ref: list[AgentCell] = []
+        # the tools run in the agent's context, so the view shows their paths relative to its cwd
         view = AgentView(title, pump=session.pump, handoff=session.handoff, broker=broker, abort=signal,
-                         on_stop=lambda: cell_ref[0].stop())
+                         on_stop=lambda: cell_ref[0].stop(), cwd=agent.context.cwd)
         cell = AgentCell(number, prompt, view, signal, handle)
         cell_ref.append(cell)
         options: dict[str, Any] = {"approver": broker}
@@ -392,7 +395,8 @@ def run_agent_cell(session: NotebookSession, line: str, cell: str, namespace: di
         model = session.model  # %toolsched model VAR
     fallback = resolve_model(args.fallback_model, namespace, "--fallback-model") if args.fallback_model else None
     started = conversation.start(cell.strip(), model=model, fallback=fallback, new=args.new, mode=args.mode,
-                                 max_turns=args.max_turns, max_concurrency=args.max_concurrency, policy=args.policy)
+                                 max_turns=args.max_turns, max_concurrency=args.max_concurrency, policy=args.policy,
+                                 name=args.name)
     if args.name:
         namespace[args.name] = started
     return started

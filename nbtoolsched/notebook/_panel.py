@@ -1,20 +1,24 @@
-"""The live run panel: a row per call, inline approvals, a header to act on all, a record.
+"""The live run panel: a line per call, one prompt at a time, a header to act on all, a record.
 
 The panel only renders what the run handle and the approval broker already know; it
 never schedules anything. It works for any ``RunHandle`` (a ``%%toolcall`` cell, one
 turn of an agent): ``RunPanel(handle, pump=..., handoff=..., broker=...)``.
 
-Rows that do not wait for a person share one HTML table per stretch (one widget
-message per tick however many calls report progress); a waiting call gets its own row
-with what it would do and its buttons, in its place in the list. The header acts on
-the whole run: Approve all (this call and every later one of the run), Deny all, Stop.
+From the top: the header (title, counts, Approve all, Deny all, Stop, timeline); the
+prompt of the first call that waits for a person, right under the header, so its
+buttons stay in one place from one prompt to the next (the others wait their turn:
+"1 of 3 waiting"); then one line per call, on one grid. A click on a finished line opens
+its result. The keyboard answers the prompt as Claude Code's does (``_keys``).
+
 When the run ends the panel collapses to a summary line (tqdm-style) and its outputs
-become static HTML of the final state (see ``_record``).
+become static HTML of the final state; while it runs, the saved notebook's copy of it
+says the state it has now (``_record``).
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from typing import Any, Callable
 
 import ipywidgets as widgets
@@ -22,8 +26,9 @@ import ipywidgets as widgets
 from .._events import Event, ResultEvent
 from ..permissions._approvals import ApprovalAnswer, ApprovalBroker, BrokerEvent
 from ..scheduling._handle import RunHandle
-from ._approval_row import ApprovalRow
+from ._approval_row import ApprovalRow, reason_text
 from ._blocking import follow_frontend_routing
+from ._keys import PanelKeys
 from ._pump import UIPump
 from ._record import GONE_HTML, PANEL_CSS, Record
 from ._render import (
@@ -32,18 +37,16 @@ from ._render import (
     FG2,
     FINAL_STATES,
     RowView,
-    badge_html,
     clean_error,
     counts_text,
     result_preview,
     row_text,
-    rows_table_html,
+    rows_html,
     timeline_html,
 )
 
 __all__ = ["RunPanel"]
 
-_NO_RESULT = ""
 _SIBLING = "parallel call"
 
 
@@ -60,8 +63,12 @@ class RunPanel(widgets.VBox):
         title: str = "toolcall",
         cwd: str = ".",
         max_concurrency: int | None = None,
+        nested: bool = False,
     ) -> None:
+        """``nested``: a panel inside another view (an agent's turn) that says nothing the view
+        says: no Stop (the view's ends the same run), no style block of its own, no frame."""
         self.handle = handle
+        self.nested = nested
         self.broker = broker
         self.pump = pump
         self._handoff = handoff
@@ -74,35 +81,44 @@ class RunPanel(widgets.VBox):
         self.allow_rest = False  # Approve all: every later ask of this run is allowed too
         self._closed = False
         self.finished = False
-        self.record = Record(self, self.text)
-        self.style_html = widgets.HTML(PANEL_CSS + GONE_HTML)
+        self.opened: str | None = None  # the call whose result is open under the rows
+        self.saved: list[str] = []  # what Always allow saved (or could not), as the permissions said it
+        self.record = Record(self, self.text, self.snapshot_html)
+        self.style_html = widgets.HTML("" if nested else PANEL_CSS + GONE_HTML)
         self.header = widgets.HTML()
         self.approve_all_button = _header_button("Approve all", "check", "nts-approve-all", "success",
                                                  "Allow every call of this run that waits, and every later one that asks")
-        self.deny_all_button = _header_button("Deny all", "times", "nts-deny-all", "danger", "Deny every call of this run that waits")
+        self.deny_all_button = _header_button("Deny all", "times", "nts-deny-all", "danger",
+                                              "Deny every call of this run that waits; the run stops")
         self.stop_button = _header_button("Stop", "stop", "nts-stop", "danger",
                                           "Stop the run: running calls stop, queued ones never start; every call still gets a result")
         self.approve_all_button.on_click(lambda _b: self._handoff(self._approve_all))
         self.deny_all_button.on_click(lambda _b: self._handoff(self._deny_all))
         self.stop_button.on_click(lambda _b: self._handoff(self.stop, "the Stop button"))
-        follow_frontend_routing(self.approve_all_button, self.deny_all_button, self.stop_button)
-        top = widgets.HBox([self.header, self.approve_all_button, self.deny_all_button, self.stop_button],
-                           layout=widgets.Layout(align_items="center", flex_flow="row wrap"))
-        self.body = widgets.VBox()
-        self.result_picker = widgets.Dropdown(options=[("result of…", _NO_RESULT)], value=_NO_RESULT, layout=widgets.Layout(width="18em"))
-        self.result_picker.observe(lambda _c: self._handoff(self._show_result), names="value")
-        self.timeline_toggle = widgets.ToggleButton(description="timeline", icon="chart-bar", layout=widgets.Layout(width="auto", height="24px"))
+        self.timeline_toggle = widgets.ToggleButton(description="timeline", icon="chart-bar", tooltip="when each call ran",
+                                                    layout=widgets.Layout(width="auto", height="24px"))
+        self.timeline_toggle.add_class("nts-timeline-toggle")
         self.timeline_toggle.observe(lambda _c: self._handoff(self.pump.mark, self), names="value")
+        follow_frontend_routing(self.approve_all_button, self.deny_all_button, self.stop_button, self.timeline_toggle)
+        self.keyboard = PanelKeys(on_open=lambda key: self._handoff(self.open_result, key))
+        self.header.layout = widgets.Layout(flex="1 1 auto", min_width="0")
+        top = widgets.HBox([self.header, self.approve_all_button, self.deny_all_button, self.stop_button, self.timeline_toggle,
+                            self.keyboard], layout=widgets.Layout(align_items="center", flex_flow="row nowrap"))
+        self.notice_html = widgets.HTML()
+        self.prompt_box = widgets.VBox()
+        self.rows_view = widgets.HTML()
+        self.rows_view.add_class("nts-rows-view")
         self.preview = widgets.HTML()
         self.timeline = widgets.HTML()
         self.summary = widgets.HTML()
-        self._tables: list[widgets.HTML] = []
         self._asking: dict[str, ApprovalRow] = {}
-        tools = widgets.HBox([self.result_picker, self.timeline_toggle], layout=widgets.Layout(align_items="center"))
-        self._live_children = (self.style_html, top, self.body, tools, self.preview, self.timeline)
-        super().__init__(list(self._live_children),
-                         layout=widgets.Layout(border="1px solid var(--jp-border-color2, #d0d7de)", padding="4px"))
+        self._live_children = (self.style_html, top, self.notice_html, self.prompt_box, self.rows_view, self.preview, self.timeline)
+        if nested:
+            self.style_html.layout.display = "none"
+        frame = widgets.Layout(border="none", padding="0") if nested else widgets.Layout(border=f"1px solid {BORDER}", padding="4px")
+        super().__init__(list(self._live_children), layout=frame)
         self.add_class("nts-panel")
+        self.add_class(f"nts-live-{self.record.key}")
         self.outcomes: dict[str, Any] = {}
         self._unsubscribe = [handle.subscribe(self._on_event)]
         if broker is not None:
@@ -119,6 +135,8 @@ class RunPanel(widgets.VBox):
     def _on_broker(self, event: BrokerEvent) -> None:
         """Loop thread (the broker notifies where it is asked)."""
         mine = event.request.tool_use_id in self.handle.states
+        if mine and event.kind == "saved" and event.note:
+            self.saved.append(event.note)  # "saved touch to .claude/settings.local.json", or why it could not
         if mine and event.kind == "added" and self.allow_rest and self.broker is not None:
             self.broker.answer(event.request.tool_use_id, ApprovalAnswer.allow())  # Approve all covers later asks
         self.pump.mark(self)
@@ -139,7 +157,7 @@ class RunPanel(widgets.VBox):
         return rows
 
     def _note(self, number: int, state: Any, states: list[Any]) -> tuple[str, str]:
-        """Why a call ended as it did, or what a queued one waits for; and a badge label."""
+        """Why a call ended as it did, or what a queued one waits for; and its one word."""
         status = state.status
         if status == "queued":
             return self._waits_for(state, states), ""
@@ -152,17 +170,17 @@ class RunPanel(widgets.VBox):
             return _denied_why(text), ""
         if status == "deferred":
             return "waits for an answer given later (the defer policy); resume the run with it", ""
+        started = state.started_at is not None and ("interrupted" in text.lower())
         if _SIBLING in text:  # cancelled because a parallel shell call failed
             failed = [n for n, s in enumerate(states, 1) if s.status == "error" and s.batch == state.batch and n != number]
             who = f"#{failed[0]}" if failed else "a parallel call"
-            return f"cancelled because {who} failed (a failing shell command stops its parallel siblings)", ""
-        started = state.started_at is not None and ("interrupted" in text.lower())
+            return f"cancelled because {who} failed (a failing shell command stops its parallel siblings)", "cancelled"
         if self.stopped_by:
             return (f"interrupted by {self.stopped_by}" if started else f"not started: the run was stopped by {self.stopped_by}",
                     "interrupted" if started else "skipped")
         denied = [n for n, s in enumerate(states, 1) if s.status == "denied" and n != number and _user_stop(self.outcomes.get(s.tool_use_id) or s.outcome)]
         if denied:
-            return f"skipped: the run stopped when #{denied[0]} was denied", "skipped"
+            return f"the run stopped when #{denied[0]} was denied", "skipped"
         return ("interrupted while running" if started else "not started: the run was stopped"), ("interrupted" if started else "skipped")
 
     def _waits_for(self, state: Any, states: list[Any]) -> str:
@@ -178,11 +196,11 @@ class RunPanel(widgets.VBox):
         return ""
 
     def pending(self) -> dict[str, Any]:
-        """This run's calls that wait for a person right now."""
+        """This run's calls that wait for a person right now, in the order of the calls."""
         if self.broker is None:
             return {}
-        mine = self.handle.states
-        return {key: request for key, request in self.broker.pending.items() if key in mine}
+        waiting = self.broker.pending
+        return {key: waiting[key] for key in self.handle.order if key in waiting}
 
     def render(self) -> None:
         """Loop thread only: bring every widget up to date (one message per changed widget)."""
@@ -192,78 +210,78 @@ class RunPanel(widgets.VBox):
             self._finish()
             return
         rows, pending = self.rows(), self.pending()
-        with self.header.hold_sync():
-            self.header.value = self._header_html(rows)
-        self._render_body(rows, pending)
+        _set(self.header, self._header_html(rows))
+        _set(self.notice_html, self._notice_html())
+        self._render_prompt(rows, pending)
+        _set(self.rows_view, rows_html(rows, header=True))
         self._render_buttons(len(pending))
-        self._render_picker(rows)
+        if self.opened is not None:
+            _set(self.preview, self._result_html(self.opened))
         if self.timeline_toggle.value:
-            self.timeline.value = timeline_html(self.states(), [f"#{r.number} {r.name}" for r in rows])
-        elif self.timeline.value:
-            self.timeline.value = ""
+            _set(self.timeline, timeline_html(self.states(), [f"#{r.number} {r.name}" for r in rows]))
+        else:
+            _set(self.timeline, "")
+        self.record.refresh()
 
-    def _header_html(self, rows: list[RowView]) -> str:
-        state = "running"
+    def _header_html(self, rows: list[RowView], state: str = "running") -> str:
         if self.failure:
             state = f"failed: {html.escape(self.failure)}"
         notice = f' · <span class="nts-notice">{html.escape(self.notice)}</span>' if self.notice else ""
-        counts = counts_text(r.state for r in rows)
+        counts = counts_text(r.shown_state for r in rows)
         return (f'<div class="nts-header" style="font-size:12px;color:{FG};margin-right:8px"><b>{html.escape(self.title)}</b>'
                 f' · {len(rows)} call{"s" if len(rows) != 1 else ""} · <span class="nts-run-state">{state}</span>'
                 f' · <span class="nts-summary">{html.escape(counts)}</span>{notice}</div>')
 
-    def _render_body(self, rows: list[RowView], pending: dict[str, Any]) -> None:
-        segments: list[widgets.Widget] = []
-        stretch: list[RowView] = []
-        tables = iter(self._table_pool(len(pending)))
-        first = True
-        for row in rows:
-            request = pending.get(row.tool_use_id)
-            if request is None:
-                stretch.append(row)
-                continue
-            if stretch or first:
-                segments.append(self._fill(next(tables), stretch, header=first))
-                stretch, first = [], False
-            asking = self._asking.get(row.tool_use_id)
-            if asking is None:
-                asking = self._asking[row.tool_use_id] = ApprovalRow(request, self._handoff, self._answer, self.cwd)
-            asking.show(row)
-            segments.append(asking)
-        if stretch:
-            segments.append(self._fill(next(tables), stretch, header=first))
+    def _notice_html(self) -> str:
+        if not self.saved:
+            return ""
+        lines = "".join(f"<div>✓ {html.escape(text)}</div>" for text in self.saved[-3:])
+        return f'<div class="nts-saved" style="font-size:12px;color:{FG2};margin:2px 0">{lines}</div>'
+
+    def _render_prompt(self, rows: list[RowView], pending: dict[str, Any]) -> None:
+        numbers = {r.tool_use_id: r.number for r in rows}
+        for key, request in pending.items():
+            if key not in self._asking:
+                self._asking[key] = ApprovalRow(request, self._handoff, self._answer, self.cwd, numbers.get(key, 0))
         for key in [k for k in self._asking if k not in pending]:
             self._asking.pop(key).close()
-        if tuple(segments) != tuple(self.body.children):
-            self.body.children = tuple(segments)
-
-    def _table_pool(self, waiting: int) -> list[widgets.HTML]:
-        needed = waiting + 2  # stretches of rows around the waiting ones, and the header
-        while len(self._tables) < needed:
-            self._tables.append(widgets.HTML())
-        return self._tables
-
-    @staticmethod
-    def _fill(table: widgets.HTML, rows: list[RowView], header: bool) -> widgets.HTML:
-        table.value = rows_table_html(rows, header=header)
-        return table
+        first = next(iter(pending), None)
+        shown = (self._asking[first],) if first is not None else ()
+        if first is not None:
+            self._asking[first].set_waiting(1, len(pending))
+        if tuple(self.prompt_box.children) != shown:
+            self.prompt_box.children = shown
+        wanted = str(numbers.get(first, "")) if first is not None else ""
+        if self.keyboard.prompt != wanted:
+            self.keyboard.prompt = wanted
 
     def _render_buttons(self, waiting: int) -> None:
-        for button, show in ((self.approve_all_button, waiting >= 1), (self.deny_all_button, waiting >= 1), (self.stop_button, True)):
+        for button, show in ((self.approve_all_button, waiting >= 1), (self.deny_all_button, waiting >= 1),
+                             (self.stop_button, not self.nested)):
             with button.hold_sync():
                 button.layout.display = "" if show else "none"
                 button.disabled = not show
-        self.approve_all_button.description = f"Approve all ({waiting} waiting + the rest)" if waiting else "Approve all"
+        self.approve_all_button.description = "Approve all"
+        self.approve_all_button.tooltip = (f"Allow the {waiting} waiting call{'s' if waiting != 1 else ''} of this run, "
+                                           "and every later one that asks")
         self.deny_all_button.description = f"Deny all {waiting}" if waiting > 1 else "Deny all"
 
-    def _render_picker(self, rows: list[RowView]) -> None:
-        done = [(f"{r.number}. {r.name} ({r.label or r.state})", r.tool_use_id) for r in rows if r.state in FINAL_STATES]
-        options = [("result of…", _NO_RESULT), *done]
-        if list(self.result_picker.options) != options:
-            current = self.result_picker.value
-            with self.result_picker.hold_sync():
-                self.result_picker.options = options
-                self.result_picker.value = current if any(v == current for _, v in options) else _NO_RESULT
+    # -- results ------------------------------------------------------------------------------------
+    def open_result(self, tool_use_id: str) -> None:
+        """Loop thread: a click on a finished row opens its result under the rows (again: closes)."""
+        self.opened = None if self.opened == tool_use_id else tool_use_id
+        if self.opened is None:
+            _set(self.preview, "")
+        self.pump.mark(self)
+
+    def _result_html(self, tool_use_id: str) -> str:
+        outcome = self.outcomes.get(tool_use_id)
+        if outcome is None:
+            return ""
+        number = self.handle.order.index(tool_use_id) + 1 if tool_use_id in self.handle.order else 0
+        head = (f'<div style="font-size:12px;color:{FG2};margin-top:2px">result of #{number} {html.escape(outcome.tool_name)}'
+                f" (click its row again to close)</div>")
+        return f'<div class="nts-opened" data-id="{html.escape(tool_use_id)}">{head}{result_preview(outcome.result)}</div>'
 
     # -- the end: a summary line and a true record ---------------------------------------------------
     def _finish(self) -> None:
@@ -277,10 +295,11 @@ class RunPanel(widgets.VBox):
         self.record.finish(final_html, self.text())
 
     def record_html(self) -> str:
-        """The final state as static HTML: a summary line that opens to rows, results and timeline."""
+        """The final state as static HTML: a summary line that opens to the calls (each opens
+        its result), and the timeline."""
         rows = self.rows()
         total = _span(self.states())
-        counts = counts_text(r.state for r in rows)
+        counts = counts_text(r.shown_state for r in rows)
         trouble = any(r.state not in ("completed",) for r in rows) or self.failure is not None
         mark = "✗" if self.failure else ("!" if trouble else "✓")
         state = f"failed: {self.failure}" if self.failure else "finished"
@@ -288,20 +307,34 @@ class RunPanel(widgets.VBox):
         summary = (f'<summary style="cursor:pointer;color:{FG}"><b>{mark} {html.escape(self.title)}</b> · {len(rows)} call'
                    f'{"s" if len(rows) != 1 else ""} · <span class="nts-run-state">{html.escape(state)}</span> · '
                    f'<span class="nts-summary">{html.escape(counts)}</span>{html.escape(total)}{html.escape(extra)}</summary>')
-        results = "".join(self._result_details(r) for r in rows)
+        results = {r.tool_use_id: self._preview_of(r) for r in rows if r.final}
         timeline = (f'<details class="nts-record-timeline" style="margin-top:4px"><summary style="cursor:pointer;color:{FG2}">timeline</summary>'
                     f'{timeline_html(self.states(), [f"#{r.number} {r.name}" for r in rows])}</details>')
-        body = (rows_table_html(rows, header=True)
-                + f'<details class="nts-record-results" style="margin-top:4px"><summary style="cursor:pointer;color:{FG2}">results</summary>{results}</details>'
-                + timeline)
         return (f'<div class="nts-record" style="font-size:12px;color:{FG};border:1px solid {BORDER};padding:4px">'
-                f'<details{" open" if trouble else ""}>{summary}{body}</details></div>')
+                f'<details{" open" if trouble else ""}>{summary}{self._notice_html()}{rows_html(rows, header=True, results=results)}'
+                f"{timeline}</details></div>")
 
-    def _result_details(self, row: RowView) -> str:
-        outcome = self.outcomes.get(row.tool_use_id) or self.handle.states[self.handle.order[row.number - 1]].outcome
-        shown = result_preview(outcome.result) if outcome is not None else f'<i style="color:{FG2}">no result</i>'
-        return (f'<details style="margin-left:1em"><summary style="cursor:pointer;color:{FG}">#{row.number} {html.escape(row.name)} '
-                f"{badge_html(row.state, row.label)}</summary>{shown}</details>")
+    def snapshot_html(self) -> str:
+        """The state now, as static HTML (what a notebook saved while the run goes on shows)."""
+        if self.finished and self.record.final is not None:
+            return self.record.final["text/html"]
+        rows = self.rows()
+        waiting = self.pending()
+        asks = "".join(
+            f'<div class="nts-snapshot-ask" style="border-left:4px solid var(--jp-warn-color2, #ffb74d);padding-left:6px;margin:2px 0">'
+            f"⚠ #{self.handle.order.index(key) + 1} {html.escape(request.tool_name)} waited for approval: "
+            f"{html.escape(reason_text(request, self.cwd))}</div>" for key, request in waiting.items())
+        rows = [row if row.final else replace(row, time="") for row in rows]  # no clock that stopped when saved
+        state = "waiting for approval when saved" if waiting else "running when saved"
+        note = "" if self.nested else (f'<div style="color:{FG2}">This is the run as it was when the notebook was saved; its kernel '
+                                       "is what could finish it. Run the cell again to start over.</div>")
+        frame = "" if self.nested else f";border:1px solid {BORDER};padding:4px"
+        return (f'<div class="nts-record nts-snapshot" style="font-size:12px;color:{FG}{frame}">'
+                f"{self._header_html(rows, state)}{note}{asks}{rows_html(rows, header=True)}</div>")
+
+    def _preview_of(self, row: RowView) -> str:
+        outcome = self.outcomes.get(row.tool_use_id) or self.handle.states[row.tool_use_id].outcome
+        return result_preview(outcome.result) if outcome is not None else f'<i style="color:{FG2}">no result</i>'
 
     # -- actions (loop thread, via the handoff) ---------------------------------------------------
     def _answer(self, tool_use_id: str, answer: ApprovalAnswer) -> None:
@@ -331,14 +364,9 @@ class RunPanel(widgets.VBox):
         self.handle.abort()
         self.pump.mark(self)
 
-    def _show_result(self) -> None:
-        key = self.result_picker.value
-        outcome = self.outcomes.get(key) if key else None
-        self.preview.value = result_preview(outcome.result) if outcome is not None else ""
-
     # -- buttons for code and tests -----------------------------------------------------------------
     def approval_row(self, tool_use_id: str) -> ApprovalRow:
-        """The waiting row of a call (after the pump rendered it); KeyError if it does not wait."""
+        """The prompt of a waiting call (after the pump rendered it); KeyError if it does not wait."""
         return self._asking[tool_use_id]
 
     def close(self) -> None:
@@ -347,8 +375,7 @@ class RunPanel(widgets.VBox):
             unsubscribe()
         for row in self._asking.values():
             row.close()
-        for table in self._tables:
-            table.close()
+        self.keyboard.close()
         super().close()
 
     # -- display -------------------------------------------------------------------------------------------
@@ -357,7 +384,7 @@ class RunPanel(widgets.VBox):
 
     def text(self) -> str:
         rows = self.rows()
-        lines = [f"{self.title}: {len(rows)} calls"]
+        lines = [f"{self.title}: {len(rows)} call{'s' if len(rows) != 1 else ''}"]
         lines += ["  " + row_text(r) for r in rows]
         return "\n".join(lines)
 
@@ -366,6 +393,11 @@ class RunPanel(widgets.VBox):
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(self.text())
+
+
+def _set(widget: widgets.HTML, value: str) -> None:
+    if widget.value != value:
+        widget.value = value
 
 
 def _header_button(label: str, icon: str, css: str, kind: str, tooltip: str) -> widgets.Button:

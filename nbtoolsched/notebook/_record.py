@@ -1,10 +1,18 @@
-"""A display that is live while it matters and a true record once it is over.
+"""A display that is live while it matters and says the truth whenever it is saved.
 
-While a run goes on, its output holds the widget (and a plain-text line). When it ends,
-every place it was displayed is updated (``update_display`` by display id) to static
-HTML and text of the final state, and the widget is dropped from the output: a saved
-notebook then shows the final states without a kernel (reopened, nbconvert, GitHub),
-with no "Error displaying widget" and no stale "queued" snapshot.
+A live view is shown as two outputs. The first is static HTML of the state it has now
+(its *snapshot*), kept current while the view changes (``refresh``: at most once a
+second, and at once when it settles); the second holds the widget. While the widget is
+drawn, a style rule in the snapshot hides the snapshot; where no widget can be drawn (a
+notebook reopened without its kernel, whose widget output would say "Error displaying
+widget: model not found") the same rule hides the widget output and shows the snapshot.
+nbconvert and GitHub, which draw no widget without saved widget state, show the
+snapshot. JupyterLab saves every two minutes, so a saved copy of a run that waits for
+approval says that it waited, and what had finished by then.
+
+When the view ends, the snapshot output becomes static HTML and text of the final state
+and the widget output is emptied: a saved notebook shows the final states without a
+kernel (reopened, nbconvert, GitHub).
 
 A live panel whose kernel dies says so and disables its buttons through CSS alone:
 ipywidgets marks a view whose comm died with ``jupyter-widgets-disconnected``.
@@ -12,6 +20,7 @@ ipywidgets marks a view whose comm died with ``jupyter-widgets-disconnected``.
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any, Callable
 
@@ -30,46 +39,105 @@ PANEL_CSS = """<style>
 .nts-panel button.nts-btn-danger { border-left: 4px solid var(--jp-error-color1, #d32f2f); }
 .nts-panel button.nts-btn-warning { border-left: 4px solid var(--jp-warn-color1, #ef6c00); }
 .nts-panel button.jupyter-button:disabled { opacity: 0.6; }
-.nts-panel select, .nts-panel input { color: var(--jp-ui-font-color1, #1f2328); background: var(--jp-layout-color1, #fff); }
+.nts-panel select, .nts-panel input { color: var(--jp-ui-font-color1, #1f2328); background: var(--jp-layout-color1, #fff);
+  font-size: 12px; height: 24px; border: 1px solid var(--jp-border-color1, #8c959f); }
+.nts-panel button:focus, .nts-panel select:focus, .nts-panel input:focus {
+  outline: 2px solid var(--jp-brand-color1, #1976d2) !important; outline-offset: 1px; }
+.nts-panel .nts-rule-select { max-width: 24em; margin: 0 4px 0 0; }
+.nts-panel .nts-row[data-state="completed"]:hover, .nts-panel .nts-row[data-state="error"]:hover,
+.nts-panel .nts-row[data-state="denied"]:hover, .nts-panel .nts-row[data-state="cancelled"]:hover {
+  background: var(--jp-layout-color2, #eef0f3); }
+.nts-panel .widget-html, .nts-panel .widget-html-content { line-height: normal; }
 </style>"""
 GONE_HTML = ('<div class="nts-gone" style="display:none;font-size:12px;padding:2px 6px;'
              'border-left:4px solid var(--jp-error-color1, #d32f2f);color:var(--jp-content-font-color1, #1f2328)">'
              "The kernel that ran this is gone (restarted or shut down): these buttons do nothing now. "
              "Run the cell again to start over.</div>")
+# An emptied widget output says nothing; the record's style rule hides its place too.
+_SPENT = '<div class="nts-spent"></div>'
+_WIDGET = "application/vnd.jupyter.widget-view+json"
+REFRESH_EVERY = 1.0  # seconds: a live snapshot is sent at most this often
+
+
+def _fallback_css(key: str) -> str:
+    """Hide the snapshot while its live view is drawn; hide the widget's output where none is
+    (its kernel is gone: "model not found"), and the emptied output of a finished one."""
+    area = ".jp-OutputArea"
+    child = ".jp-OutputArea-child"
+    return ("<style>"
+            f"{area}:has(.nts-live-{key}) > {child}:has(.nts-fallback-{key}) {{ display: none; }}"
+            # (a :has() may not hold another, so the failed output itself is hidden, not its row)
+            f"{area}:has(.nts-fallback-{key}) > {child} > .jp-OutputArea-output.jupyter-widgets:not(:has(*)) {{ display: none; }}"
+            f"{child}:has(> .jp-OutputArea-output .nts-spent) {{ display: none; }}"
+            "</style>")
 
 
 class Record:
-    """The output of one live view: shown with a display id, finished as static HTML."""
+    """The outputs of one live view: a snapshot kept current and the widget, finished as static HTML.
 
-    def __init__(self, widget: Any, text: Callable[[], str]) -> None:
+    ``snapshot`` returns static HTML of the view's state now; the view calls ``refresh()``
+    whenever it renders, and ``finish()`` once, with the final state.
+    """
+
+    def __init__(self, widget: Any, text: Callable[[], str], snapshot: Callable[[], str] | None = None) -> None:
         self.widget = widget
         self.text = text
-        self.display_ids: list[str] = []
+        self.snapshot = snapshot
+        self.key = uuid.uuid4().hex[:12]  # names this view's outputs in the style rules
+        self.display_ids: list[tuple[str, str]] = []  # (snapshot output, widget output) per display
         self.final: dict[str, str] | None = None
+        self._sent: str | None = None  # the snapshot last sent
+        self._sent_at = 0.0
         self._shown_in: int | None = None  # which cell first showed it (counted by cells ended)
         self._shown_to: Any = None  # the request that cell's outputs were addressed to
 
+    def _snapshot_bundle(self) -> dict[str, str]:
+        body = self.snapshot() if self.snapshot is not None else ""
+        return {"text/html": f'<div class="nts-fallback-{self.key}">{_fallback_css(self.key)}{body}</div>',
+                "text/plain": self.text()}
+
     def bundle(self) -> dict[str, Any]:
-        """What an output holds now: the widget while live, the final record once over."""
+        """What the widget's output holds now: the widget while live, the final record once over."""
         if self.final is not None:
             return dict(self.final)
-        data = dict(self.widget._repr_mimebundle_() or {})
-        data["text/plain"] = self.text()
-        return data
+        return {_WIDGET: dict(self.widget._repr_mimebundle_() or {}).get(_WIDGET)}
 
     def show(self) -> None:
         """Display it (IPython's ``_ipython_display_``), remembering where, to update later."""
         from IPython.display import display
 
-        display_id = uuid.uuid4().hex
-        self.display_ids.append(display_id)
         if self._shown_in is None:
             self._shown_in, self._shown_to = _cells_ended, _addressed_to()
-        display(self.bundle(), raw=True, display_id=display_id)
+        if self.final is not None:
+            display_id = uuid.uuid4().hex
+            self.display_ids.append((display_id, ""))
+            display(dict(self.final), raw=True, display_id=display_id)
+            return
+        ids = (uuid.uuid4().hex, uuid.uuid4().hex)
+        self.display_ids.append(ids)
+        snapshot = self._snapshot_bundle()
+        self._sent, self._sent_at = snapshot["text/html"], time.monotonic()
+        display(snapshot, raw=True, display_id=ids[0])
+        display(self.bundle(), raw=True, display_id=ids[1])
+
+    def refresh(self, force: bool = False) -> None:
+        """The view changed: send its snapshot again if it differs (at most once a second; the
+        pump renders live views every second, so the last change is never held back long)."""
+        if self.final is not None or not self.display_ids or self.snapshot is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._sent_at < REFRESH_EVERY:
+            return
+        snapshot = self._snapshot_bundle()
+        if snapshot["text/html"] == self._sent:
+            return
+        self._sent, self._sent_at = snapshot["text/html"], now
+        _update(snapshot, [first for first, _ in self.display_ids])
 
     def finish(self, html: str, text: str) -> None:
         """Replace every display of it by the final state (static HTML and text)."""
-        self.final = {"text/html": html, "text/plain": text}
+        self.final = {"text/html": f'<div class="nts-fallback-{self.key}">{_fallback_css(self.key)}{html}</div>',
+                      "text/plain": text}
         if not self.display_ids:
             return
         self._send()
@@ -77,14 +145,19 @@ class Record:
             _ANNOUNCE_AGAIN.append(self)
 
     def _send(self) -> None:
-        from IPython.display import update_display
-
         assert self.final is not None
-        for display_id in self.display_ids:
-            try:
-                update_display(self.final, raw=True, display_id=display_id)
-            except Exception:  # noqa: BLE001 - no kernel (a plain script): nothing to update
-                pass
+        _update(self.final, [first for first, _ in self.display_ids])
+        _update({"text/html": _SPENT, "text/plain": ""}, [second for _, second in self.display_ids if second])
+
+
+def _update(data: dict[str, str], display_ids: list[str]) -> None:
+    from IPython.display import update_display
+
+    for display_id in display_ids:
+        try:
+            update_display(data, raw=True, display_id=display_id)
+        except Exception:  # noqa: BLE001 - no kernel (a plain script): nothing to update
+            pass
 
 
 # A run that ends after its cell did updates its display from the run's own task, and

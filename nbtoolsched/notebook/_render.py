@@ -39,7 +39,10 @@ __all__ = [
     "progress_text",
     "result_preview",
     "row_text",
-    "rows_table_html",
+    "rows_html",
+    "progress_view",
+    "result_summary",
+    "ProgressView",
     "short_input",
     "time_text",
     "timeline_html",
@@ -76,20 +79,19 @@ STATE_LABELS: dict[str, tuple[str, str]] = {  # state -> (label, accent)
     "deferred": ("deferred", _ACCENTS["purple"]),
 }
 FINAL_STATES = frozenset({"completed", "cancelled", "error", "denied", "deferred"})
-_COLUMNS = ("2.2em", "7.5em", "auto", "3.6em", "8.5em", "8.5em", "22%")
+# One grid for every row (live rows, the record's, the header), so rows line up anywhere.
+_GRID = "2.6em 7em minmax(0,1fr) 3.6em 10.5em 8em 24%"
 _HEADINGS = (
     ("#", "the call's place in the cell"),
     ("tool", ""),
-    ("input", "what the call was given"),
+    ("input", "what the call was given (hover for all of it)"),
     ("step", "calls in one step run side by side; steps run one after another"),
     ("status", ""),
     ("time", "waited = for a person's approval; ran = the tool's own work"),
-    ("details", "progress, what it waits for, or why it ended so"),
+    ("details", "progress, what it waits for, or its result in one line (click a finished row for all of it)"),
 )
-_CELL = f"padding:2px 6px;vertical-align:top;text-align:left;color:{FG};overflow-wrap:anywhere;border:none"
-_TR = "background:transparent"  # JupyterLab stripes the rows of HTML outputs
-_TABLE = f"margin:0;table-layout:fixed;width:100%;border-collapse:collapse;font-size:12px;color:{FG}"
-
+_CELL = "padding:1px 6px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;min-width:0"
+_ROW = f"display:grid;grid-template-columns:{_GRID};align-items:center;font-size:12px;line-height:17px;color:{FG};margin:0"
 
 @dataclass(frozen=True, slots=True)
 class RowView:
@@ -102,19 +104,30 @@ class RowView:
     batch: int
     state: str  # the scheduler's status (data-state in the HTML)
     time: str = ""
-    progress: str = ""
+    progress: str = ""  # the latest progress as one short line ("40% · 6 s left", a shell line)
     note: str = ""  # why it ended so, or what it waits for
     label: str = ""  # what the badge says when it differs from the state (interrupted, skipped)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    fraction: float | None = None  # progress as a share of the whole, when the tool says it
+    summary: str = ""  # a finished call's result in one line ("8 lines", "3 files", its first line)
 
     @classmethod
     def from_state(cls, number: int, state: Any, note: str = "", label: str = "") -> "RowView":
+        shown = progress_view(state.last_progress)
+        done = state.outcome is not None and state.status == "completed"
+        summary = result_summary(state.tool_name, state.outcome.result) if done else ""
         return cls(number, state.tool_use_id, state.tool_name, state.input, state.batch, state.status,
-                   time_text(state), progress_text(state.last_progress), note, label)
+                   time_text(state, label), shown.text if shown else "", note, label,
+                   fraction=shown.fraction if shown else None, summary=summary)
 
     @property
     def final(self) -> bool:
         return self.state in FINAL_STATES
+
+    @property
+    def shown_state(self) -> str:
+        """The one word this row's state is called everywhere (badge, header counts, text)."""
+        return self.label or STATE_LABELS.get(self.state, (self.state, ""))[0]
 
 
 # -- inputs ----------------------------------------------------------------------------------------
@@ -176,8 +189,13 @@ def elapsed_text(seconds: float | None, final: bool) -> str:
     return f"{seconds:.1f} s" if final else f"{int(seconds)} s"
 
 
-def time_text(state: Any) -> str:
-    """``waited 3.2 s · ran 0.1 s``: the wait for a person apart from the tool's own work."""
+# Calls that end without their tool having done its work show no "ran" time.
+_NEVER_RAN = frozenset({"denied", "deferred", "skipped"})
+
+
+def time_text(state: Any, label: str = "") -> str:
+    """``waited 3.2 s · ran 0.1 s``: the wait for a person apart from the tool's own work;
+    nothing about running for a call that never ran (denied, deferred, skipped)."""
     status = state.status
     final = status in FINAL_STATES
     if status == "awaiting_approval" and state.asked_at is not None:
@@ -190,7 +208,7 @@ def time_text(state: Any) -> str:
         parts.append(f"waited {elapsed_text(waited, True)}")
     if final:
         ran = state.ran
-        if ran is not None and state.started_at is not None:
+        if ran is not None and state.started_at is not None and status not in _NEVER_RAN and label not in _NEVER_RAN:
             parts.append(f"ran {elapsed_text(max(ran, 0.0), True)}")
     elif status == "executing" and state.started_at is not None:
         import time
@@ -200,18 +218,98 @@ def time_text(state: Any) -> str:
     return " · ".join(parts)
 
 
-def progress_text(data: Any, limit: int = 90) -> str:
-    """The latest progress report as one line: a shell line, a message, or compact JSON."""
+@dataclass(frozen=True, slots=True)
+class ProgressView:
+    """A progress report reduced to what a row shows: a short line, and a share when known."""
+
+    text: str
+    fraction: float | None = None  # 0..1
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _left_text(seconds: float) -> str:
+    seconds = max(seconds, 0.0)
+    if seconds < 60:
+        return f"{math.ceil(seconds)} s left"
+    return f"{int(seconds // 60)} min {int(seconds % 60):02d} s left"
+
+
+def _size(count: float) -> str:
+    for unit in ("B", "KB", "MB"):
+        if count < 1000:
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count:.1f} GB"
+
+
+def progress_view(data: Any, limit: int = 60) -> ProgressView | None:
+    """The latest progress report as one line, and a share of the whole when it says one:
+    ``elapsed``/``remaining`` (Sleep), ``progress``/``total`` (MCP), ``percent``; a shell
+    line or a message otherwise; compact JSON only for shapes nothing here knows."""
     if data is None:
-        return ""
-    if isinstance(data, dict):
-        for key in ("line", "message", "text", "status"):
-            if isinstance(data.get(key), str):
-                return _cut(data[key].strip(), limit)
+        return None
     if isinstance(data, str):
         lines = [line for line in data.splitlines() if line.strip()]
-        return _cut(lines[-1].strip() if lines else "", limit)
-    return _cut(_scalar(data), limit)
+        return ProgressView(_cut(lines[-1].strip() if lines else "", limit))
+    if not isinstance(data, dict):
+        return ProgressView(_cut(_scalar(data), limit))
+    message = next((data[k].strip() for k in ("line", "message", "text", "status")
+                    if isinstance(data.get(k), str) and data[k].strip()), "")
+    elapsed, remaining = _number(data.get("elapsed")), _number(data.get("remaining"))
+    done, total = _number(data.get("progress")), _number(data.get("total"))
+    percent, size = _number(data.get("percent")), _number(data.get("bytes"))
+    fraction: float | None = None
+    parts: list[str] = []
+    if elapsed is not None and remaining is not None and elapsed + remaining > 0:
+        fraction = elapsed / (elapsed + remaining)
+        parts = [f"{min(max(fraction, 0.0), 1.0):.0%}", _left_text(remaining)]
+    elif done is not None and total is not None and total > 0:
+        fraction = done / total
+        parts = [f"{min(max(fraction, 0.0), 1.0):.0%}", f"{done:g}/{total:g}"]
+    elif percent is not None:
+        fraction = percent / 100
+        parts = [f"{min(max(fraction, 0.0), 1.0):.0%}"]
+    elif size is not None:
+        parts = [f"{_size(size)} received"]
+    if message:
+        parts.append(message)
+    if not parts:
+        return ProgressView(_cut(_scalar(data), limit))
+    return ProgressView(_cut(" · ".join(parts), limit), None if fraction is None else min(max(fraction, 0.0), 1.0))
+
+
+def progress_text(data: Any, limit: int = 60) -> str:
+    """The latest progress report as one short line (see ``progress_view``)."""
+    shown = progress_view(data, limit)
+    return shown.text if shown is not None else ""
+
+
+# A finished call's result counted in the unit its tool returns, one row per tool; any other
+# tool's result is its first line, with the count of the lines after it.
+_RESULT_UNITS: dict[str, tuple[str, str]] = {"Read": ("line", "lines"), "Glob": ("file", "files"), "LS": ("entry", "entries")}
+
+
+def result_summary(tool_name: str, result: Any, limit: int = 60) -> str:
+    """A finished call's result in one line: ``8 lines``, ``3 files``, or its first line."""
+    text = getattr(result, "text", None)
+    text = text() if callable(text) else text
+    if not isinstance(text, str):
+        return ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "no output"
+    unit = _RESULT_UNITS.get(tool_name)
+    if unit is not None and not lines[0].startswith("No "):
+        count = len(lines)
+        return f"{count} {unit[0] if count == 1 else unit[1]}"
+    first = _cut(lines[0].strip(), limit)
+    return first if len(lines) == 1 else f"{first} (+{len(lines) - 1} lines)"
+
 
 
 _ERROR_TAGS = re.compile(r"</?tool_use_error>")
@@ -227,58 +325,106 @@ def badge_html(state: str, label: str = "") -> str:
     shown, accent = STATE_LABELS.get(state, (state, _ACCENTS["grey"]))
     shown = label or shown
     return (f'<span class="nts-badge nts-{html.escape(state)}" style="display:inline-block;padding:0 6px;border-radius:3px;'
-            f'font-size:11px;line-height:16px;color:{FG};border:1px solid {accent};border-left:5px solid {accent}">'
+            f'font-size:11px;line-height:14px;color:{FG};border:1px solid {accent};border-left:5px solid {accent}">'
             f"{html.escape(shown)}</span>")
 
 
-def _row_html(row: RowView, input_limit: int | None) -> str:
-    details = row.progress if row.state == "executing" else (row.note if not row.final else "")
+def _details_html(row: RowView) -> str:
+    """The details cell: a progress bar or line while running, what a queued call waits for,
+    a finished call's result in one line (why it ended otherwise goes on its own line)."""
+    if row.state == "executing" and row.fraction is not None:
+        width = f"{row.fraction * 100:.0f}%"
+        bar = (f'<span class="nts-bar" style="display:inline-block;vertical-align:middle;width:5em;height:8px;margin-right:6px;'
+               f'border:1px solid {BORDER};border-radius:2px"><span style="display:block;height:100%;width:{width};'
+               f'background:{_ACCENTS["blue"]}"></span></span>')
+        return f'<span class="nts-progress" style="color:{FG2}">{bar}{html.escape(row.progress)}</span>'
+    if row.state == "executing":
+        return f'<span class="nts-progress" style="color:{FG2}">{html.escape(row.progress)}</span>'
+    if not row.final:
+        return f'<span style="color:{FG2}">{html.escape(row.note)}</span>'
+    if row.state == "completed" and row.summary:
+        return f'<span class="nts-result-line" style="color:{FG2}">{html.escape(row.summary)}</span>'
+    return ""
+
+
+def _cells_html(row: RowView) -> str:
     cells = (
         f"{row.number}",
         f"<b>{html.escape(row.name)}</b>",
-        input_html(row.input, input_limit),
+        f'<span style="font-family:{_MONO};font-size:11.5px">{html.escape(short_input(row.input, 200))}</span>',
         f"{row.batch}" if row.batch else "",
         badge_html(row.state, row.label),
         html.escape(row.time),
-        f'<span style="color:{FG2}">{html.escape(details)}</span>',
+        _details_html(row),
     )
-    tds = "".join(f'<td style="{_CELL}">{c}</td>' for c in cells)
-    line = f'<tr class="nts-row" data-id="{html.escape(row.tool_use_id)}" data-state="{html.escape(row.state)}" style="{_TR}">{tds}</tr>'
-    if row.final and row.note:
-        why = (f'<tr class="nts-why" data-id="{html.escape(row.tool_use_id)}" style="{_TR}"><td style="{_CELL}"></td>'
-               f'<td colspan="6" style="{_CELL};padding-top:0;color:{FG2}">↳ {html.escape(row.note)}</td></tr>')
-        line += why
-    return line
+    return "".join(f'<span style="{_CELL}">{c}</span>' for c in cells)
 
 
-def rows_table_html(rows: Sequence[RowView], *, header: bool = False, input_limit: int | None = 400) -> str:
-    """Rows as one table with fixed columns, so tables split around approval rows line up."""
-    cols = "".join(f'<col style="width:{w}">' for w in _COLUMNS)
+def _why_groups(rows: Sequence[RowView]) -> list[tuple[list[RowView], str]]:
+    """Rows in order, each run of neighbours that ended for the same reason as one group:
+    ten calls skipped by one denial say why once."""
+    groups: list[tuple[list[RowView], str]] = []
+    for row in rows:
+        why = row.note if row.final and row.state != "completed" else ""
+        if groups and why and groups[-1][1] == why:
+            groups[-1][0].append(row)
+        else:
+            groups.append(([row], why))
+    return groups
+
+
+def _why_html(group: list[RowView], why: str) -> str:
+    who = f"#{group[0].number}–#{group[-1].number}: " if len(group) > 1 else ""
+    return (f'<div class="nts-why" data-id="{html.escape(group[-1].tool_use_id)}" style="{_ROW};color:{FG2}">'
+            f'<span></span><span style="grid-column:2 / -1;padding:0 6px;white-space:normal;overflow-wrap:anywhere">'
+            f"↳ {html.escape(who + why)}</span></div>")
+
+
+def rows_html(rows: Sequence[RowView], *, header: bool = False, results: Mapping[str, str] | None = None) -> str:
+    """Rows, one line each, on one grid. ``results`` (the record: tool_use_id -> the result
+    as HTML) makes each finished row a ``<details>`` that opens its result in one click,
+    with no kernel; a live panel's rows open theirs through the panel instead."""
     head = ""
     if header:
-        ths = "".join(f'<th title="{html.escape(tip)}" style="{_CELL};text-align:left;font-weight:600;color:{FG2};'
-                      f'border-bottom:1px solid {BORDER}">{html.escape(name)}</th>' for name, tip in _HEADINGS)
-        head = f'<thead><tr class="nts-head" style="{_TR}">{ths}</tr></thead>'
-    body = "".join(_row_html(r, input_limit) for r in rows)
-    return f'<table class="nts-rows" style="{_TABLE}"><colgroup>{cols}</colgroup>{head}<tbody>{body}</tbody></table>'
+        ths = "".join(f'<span title="{html.escape(tip)}" style="{_CELL};font-weight:600;color:{FG2}">{html.escape(name)}</span>'
+                      for name, tip in _HEADINGS)
+        head = f'<div class="nts-head" style="{_ROW};border-bottom:1px solid {BORDER}">{ths}</div>'
+    body = []
+    for group, why in _why_groups(rows):
+        for row in group:
+            attrs = (f'class="nts-row" data-id="{html.escape(row.tool_use_id)}" data-state="{html.escape(row.state)}" '
+                     f'title="{html.escape(input_text(row.input)[:1000])}"')
+            shown = results.get(row.tool_use_id) if results is not None else None
+            if shown is not None:
+                body.append(f'<details class="nts-call"><summary {attrs} style="{_ROW};cursor:pointer">{_cells_html(row)}</summary>'
+                            f'<div style="margin-left:2.6em">{shown}</div></details>')
+            else:
+                pointer = ";cursor:pointer" if row.final else ""
+                body.append(f'<div {attrs} style="{_ROW}{pointer}">{_cells_html(row)}</div>')
+        if why:
+            body.append(_why_html(group, why))
+    return f'<div class="nts-rows" style="margin:0;color:{FG}">{head}{"".join(body)}</div>'
 
 
 def row_text(row: RowView) -> str:
     batch = f"b{row.batch}" if row.batch else "--"
     extra = f"  {row.progress}" if row.progress else ""
-    line = f"{row.number:>2}. {row.name} [{batch}] {row.state}  {short_input(row.input)}{extra}"
+    line = f"{row.number:>2}. {row.name} [{batch}] {row.shown_state}  {short_input(row.input)}{extra}"
     if row.final and row.note and row.state != "completed":
         line += f"\n      -> {row.note}"
     return line
 
 
 def counts_text(states: Iterable[str]) -> str:
+    """``2 completed, 1 denied, 7 skipped``: the words the rows' badges say (pass
+    ``RowView.shown_state``), in the order states come in."""
     counts: dict[str, int] = {}
     for state in states:
-        counts[state] = counts.get(state, 0) + 1
-    order = list(STATE_LABELS)
+        shown = STATE_LABELS[state][0] if state in STATE_LABELS else state
+        counts[shown] = counts.get(shown, 0) + 1
+    order = [label for label, _ in STATE_LABELS.values()]
     ranked = sorted(counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
-    return ", ".join(f"{n} {STATE_LABELS[s][0] if s in STATE_LABELS else s}" for s, n in ranked)
+    return ", ".join(f"{n} {s}" for s, n in ranked)
 
 
 # -- results and diffs ---------------------------------------------------------------------------------

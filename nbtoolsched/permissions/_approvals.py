@@ -14,6 +14,11 @@ variable NBTOOLSCHED_APPROVAL chooses it when the code does not.
 
 A run has one approver, resolved once when it starts (``resolve_approver``): the run's
 override, else the scheduler's, else the permissions', else the headless policy.
+
+An "always allow" answer names where its rules go (``destination``): the session, or also
+the project's .claude/settings.local.json, as Claude Code's "Yes, and don't ask again".
+What was saved is worded by ``saved_rules_text``: the allowed call's reason says it, and
+a broker tells its observers (a ``saved`` event).
 """
 
 from __future__ import annotations
@@ -30,6 +35,10 @@ from ._base import ApprovalDeferred
 __all__ = [
     "ApprovalRequest",
     "ApprovalAnswer",
+    "Destination",
+    "DESTINATIONS",
+    "LOCAL_SETTINGS",
+    "saved_rules_text",
     "Approver",
     "ApprovalBroker",
     "BrokerEvent",
@@ -70,6 +79,19 @@ class ApprovalRequest:
 
 
 AnswerKind = Literal["allow", "allow_always", "deny"]
+# Where "always allow" keeps its rules: for this session only, or also in the project's
+# .claude/settings.local.json (Claude Code's "Yes, and don't ask again": localSettings).
+Destination = Literal["session", "localSettings"]
+DESTINATIONS: tuple[Destination, ...] = ("session", "localSettings")
+LOCAL_SETTINGS = ".claude/settings.local.json"  # the localSettings file, as the project names it
+
+
+def check_destination(destination: object) -> Destination:
+    """``destination`` as a Destination; a ValueError naming the ones there are otherwise."""
+    for known in DESTINATIONS:
+        if destination == known:
+            return known
+    raise ValueError(f"an approval answer's destination must be one of {', '.join(DESTINATIONS)}, not {destination!r}")
 
 
 @dataclass(frozen=True)
@@ -81,14 +103,24 @@ class ApprovalAnswer:
     rules: tuple[str, ...] = ()
     updated_input: dict[str, Any] | None = None  # the person edited the call
     by_policy: bool = False  # a headless policy answered, not a person
+    # allow_always: "session" (session rules only) or "localSettings" (session rules, and
+    # written into the project's .claude/settings.local.json)
+    destination: Destination = "session"
+
+    def __post_init__(self) -> None:
+        check_destination(self.destination)
 
     @classmethod
     def allow(cls, feedback: str | None = None, updated_input: dict[str, Any] | None = None) -> "ApprovalAnswer":
         return cls("allow", feedback, (), updated_input)
 
     @classmethod
-    def allow_always(cls, rules: Iterable[str] = (), feedback: str | None = None) -> "ApprovalAnswer":
-        return cls("allow_always", feedback, tuple(rules))
+    def allow_always(cls, rules: Iterable[str] = (), feedback: str | None = None,
+                     destination: str = "session") -> "ApprovalAnswer":
+        """Allow, and save ``rules`` (default: the request's ``suggested_rules``) for the
+        session, or (``destination="localSettings"``) for the session and in the project's
+        .claude/settings.local.json, where Claude Code's "don't ask again" keeps them."""
+        return cls("allow_always", feedback, tuple(rules), destination=check_destination(destination))
 
     @classmethod
     def released(cls, rules: Iterable[str]) -> "ApprovalAnswer":
@@ -108,7 +140,27 @@ class ApprovalAnswer:
     def from_dict(cls, data: Mapping[str, Any]) -> "ApprovalAnswer":
         if data.get("kind") not in ("allow", "allow_always", "deny"):
             raise ValueError(f"an approval answer's kind must be allow, allow_always or deny, not {data.get('kind')!r}")
-        return cls(data["kind"], data.get("feedback"), tuple(data.get("rules", ())), data.get("updated_input"), bool(data.get("by_policy", False)))
+        return cls(data["kind"], data.get("feedback"), tuple(data.get("rules", ())), data.get("updated_input"), bool(data.get("by_policy", False)),
+                   check_destination(data.get("destination", "session")))
+
+
+def saved_rules_text(rules: Iterable[str], destination: str = "session", *, error: str | None = None,
+                     already: Iterable[str] = ()) -> str:
+    """How a person is told what "always allow" saved: ``saved Bash(touch a.txt) to
+    .claude/settings.local.json``, ``saved Edit(src/**) for this session``, or, when the
+    file could not take them (``error`` says why), ``could not save Bash(x) to
+    .claude/settings.local.json (its JSON is invalid at line 3): allowed for this session
+    only``. ``already``: rules the file held before (named as kept, not written twice)."""
+    destination = check_destination(destination)
+    named = ", ".join(rules)
+    if not named:
+        return "no rule was saved (none names this call alone): allowed this once"
+    where = "for this session" if destination == "session" else f"to {LOCAL_SETTINGS}"
+    if error is not None:
+        return f"could not save {named} {where} ({error}): allowed for this session only"
+    kept = list(already)
+    note = f" ({', '.join(kept)} {'was' if len(kept) == 1 else 'were'} already there)" if kept and destination != "session" else ""
+    return f"saved {named} {where}{note}"
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
@@ -135,10 +187,14 @@ def headless_approver() -> Approver:
 
 @dataclass(frozen=True)
 class BrokerEvent:
-    kind: Literal["added", "answered", "cancelled", "deferred"]
+    """``saved``: the permissions kept what an "always allow" answer named; ``note`` says
+    what, and where (``saved_rules_text``), after the answer's ``answered`` event."""
+
+    kind: Literal["added", "answered", "cancelled", "deferred", "saved"]
     request: ApprovalRequest
     answer: ApprovalAnswer | None = None
     pending: int = 0
+    note: str | None = None
 
 
 def policy_from_env(default: Policy = "interactive") -> Policy:
@@ -210,6 +266,11 @@ class ApprovalBroker:
         if not entry.future.done():
             entry.future.set_result(answer)
         self._notify(BrokerEvent("answered", entry.request, answer, len(self._pending)))
+
+    def tell_saved(self, request: ApprovalRequest, answer: ApprovalAnswer, note: str) -> None:
+        """The permissions say what an "always allow" answer saved: observers get a
+        ``saved`` event with ``note`` (a UI shows it; the file may have refused the rules)."""
+        self._notify(BrokerEvent("saved", request, answer, len(self._pending), note))
 
     def answer_many(self, tool_use_ids: Iterable[str], answer: ApprovalAnswer) -> list[str]:
         """Answer a chosen set; unknown ids raise before anything is answered."""

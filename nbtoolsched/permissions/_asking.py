@@ -1,9 +1,13 @@
 """Asking a person: PermissionRequest hooks first, then the approver; and what follows.
 
 An input either of them puts in place is checked again (``_recheck``) instead of being
-run as given (stricter than Claude Code). "Always allow" saves session rules and answers
-the calls still waiting that those rules now allow (``_release_covered``). After the
-classifier refuses a call, PermissionDenied hooks run (``_permission_denied``).
+run as given (stricter than Claude Code). The person is offered the narrowest rule that
+covers the call first (``_suggestions``: the exact command, the file), broader ones after.
+"Always allow" saves session rules, also in .claude/settings.local.json when its answer's
+destination is localSettings (Claude Code's "don't ask again"), says so in the allowed
+call's reason, and answers the calls still waiting that those rules now allow
+(``_release_covered``). After the classifier refuses a call, PermissionDenied hooks run
+(``_permission_denied``).
 
 ``AskPerson`` is the layer of ``Permissions`` above the rule order (``_judge``).
 """
@@ -11,27 +15,31 @@ classifier refuses a call, PermissionDenied hooks run (``_permission_denied``).
 from __future__ import annotations
 
 import asyncio
-import os
+import functools
+import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..shell import line_facts
 from .._tool._abort import AbortError
 from .._tool._decision import Decision, DecisionReason
-from .._tool._base import Tool, overrides
-from ._approvals import ApprovalAnswer, ApprovalRequest, Approver, resolve_approver
+from .._tool._base import overrides
+from ._approvals import ApprovalAnswer, ApprovalRequest, Approver, resolve_approver, saved_rules_text
 from ._base import ApprovalDeferred, HookEvent, PermissionRequest
+from ._builtin import builtin_check
 from ._checks import shell_field
 from ._classifier import DenialTracker
 from ._errors import PermissionConfigError
 from ._hooks import Hooks
 from ._judge import _INVALID, RuleOrder, _ask_text, _from_hook, _parse
 from ._modes import Mode
-from ._rules import Behavior, PermissionRule, escape_rule_content, parse_rule
-from ._shell_rules import suggest_shell_rule
+from ._own_check import _LONG_INPUT
+from ._rules import Behavior, PermissionRule, RuleSet, claude_code_rule_problem, escape_rule_content, make_rule, parse_rule
+from ._settings import save_local_rules
+from ._suggestions import Covers, RuleChoices, rule_choices
 
 __all__ = ["AskPerson"]
 
+log = logging.getLogger(__name__)
 _MAX_REASKS = 3  # how often the approver is asked again about inputs it edited itself
 
 
@@ -39,6 +47,7 @@ class AskPerson(RuleOrder):
     """PermissionRequest hooks, the approver, and what their answers lead to."""
 
     # What the gate holds (set by Permissions.__init__).
+    cwd: str  # the project: where "always allow" with destination localSettings writes
     approver: Approver | None
     denials: DenialTracker
     hooks: Hooks | None
@@ -65,7 +74,11 @@ class AskPerson(RuleOrder):
         return outcome.retry
 
     async def _permission_request(self, request: PermissionRequest, suggestions: tuple[str, ...]) -> Decision | None:
-        """PermissionRequest hooks answer for the person when they allow or deny."""
+        """PermissionRequest hooks answer for the person when they allow or deny. Their
+        ``permission_suggestions`` are what the person's "always allow" saves by default
+        (the approval request's ``suggested_rules``, narrowest first), one ``addRules``
+        each, for localSettings as in Claude Code; never the alternatives, so a hook that
+        hands them all back as ``updatedPermissions`` adds no broader rule."""
         run = self._runner(request, "permission_request")
         if run is None:
             return None
@@ -96,8 +109,8 @@ class AskPerson(RuleOrder):
         """PermissionRequest hooks, then the approver; an input either of them changes is
         checked again before it may run (``_recheck``)."""
         tool = request.tool
-        suggestions = decision.suggestions or _default_suggestions(tool, request.input, request.ctx.cwd)
-        hooked = await self._permission_request(request, tuple(suggestions))
+        choices = await self._choices(request, decision, mode)
+        hooked = await self._permission_request(request, choices.suggested)
         changed: dict[str, Any] | None = None  # the input a hook or the approver put in place
         if hooked is not None:
             if hooked.behavior != "allow":
@@ -122,9 +135,8 @@ class AskPerson(RuleOrder):
             message = decision.message or _ask_text(tool)
             shown.add(message)
             if changed is not None:  # rules to save for the input being approved, not the one it replaced
-                suggestions = decision.suggestions or _default_suggestions(tool, request.input, request.ctx.cwd)
-            alternatives = tuple(r for r in _alternative_rules(tool, request.input, request.ctx.cwd) if r not in suggestions)
-            asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), message, tuple(suggestions), alternatives)
+                choices = await self._choices(request, decision, mode)
+            asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), message, choices.suggested, choices.alternatives)
             self._waiting[request.tool_use_id] = (request, mode, approver)
             try:
                 answer = await approver(asked)
@@ -136,21 +148,13 @@ class AskPerson(RuleOrder):
                 self._waiting.pop(request.tool_use_id, None)
             if answer.kind == "deny":
                 return _rejection(tool.name, decision, answer)
-            if answer.kind == "allow_always":
-                saved = []
-                for rule in answer.rules or asked.suggested_rules or (tool.name,):
-                    try:
-                        saved.append(self.add_session_rule(rule).text)
-                    except PermissionConfigError:
-                        pass  # a suggestion the person could not have meant: the one call is still allowed
-                if saved:
-                    await self._release_covered(saved)
+            note = await self._save_always(asked, answer, approver) if answer.kind == "allow_always" else None
             if answer.kind == "allow" and answer.rules and not answer.by_policy:
                 why = DecisionReason("rule", f"allowed by {', '.join(answer.rules)}, saved while it waited", rule=answer.rules[0], source="session")
                 approved = Decision.allow(None, why)
             else:
                 who = "a headless allow policy" if answer.by_policy else "the user"
-                approved = Decision.allow(None, DecisionReason("user", f"approved by {who}"))
+                approved = Decision.allow(None, DecisionReason("user", f"approved by {who}" + (f"; {note}" if note else "")))
             if _changes(answer.updated_input, request.input):
                 assert answer.updated_input is not None
                 proposal = replace(approved, updated_input=answer.updated_input)
@@ -207,9 +211,7 @@ class AskPerson(RuleOrder):
         released: list[str] = []
         for key, entry in list(self._waiting.items()):
             request, mode, asked = entry
-            holder: Any = asked
-            while hasattr(holder, "__wrapped__"):  # a run's tracing wrapper around the broker
-                holder = holder.__wrapped__
+            holder = _holder(asked)
             pending, answer = getattr(holder, "pending", None), getattr(holder, "answer", None)
             if not callable(answer) or not isinstance(pending, Mapping) or key not in pending:
                 continue
@@ -221,6 +223,84 @@ class AskPerson(RuleOrder):
                 answer(key, ApprovalAnswer.released(rules))
                 released.append(key)
         return released
+
+    # -- the rules offered, and keeping them ----------------------------------------------------
+    async def _choices(self, request: PermissionRequest, decision: Decision, mode: Mode) -> RuleChoices:
+        """The rules this call's person is offered (``_suggestions``), each judged by whether
+        saving it would let the call run under the gate's rules; off the loop for a long
+        command, whose checks walk it."""
+        compute = functools.partial(rule_choices, request.tool, request.input, request.ctx.cwd, hints=decision.suggestions,
+                                    covers=self._covering(request, mode), root=self.cwd)
+        field_name = shell_field(request.tool)
+        command = request.input.get(field_name) if field_name else None
+        try:
+            if isinstance(command, str) and len(command) > _LONG_INPUT:
+                return await asyncio.to_thread(compute)
+            return compute()
+        except Exception:  # noqa: BLE001 - no rule to offer is better than no question
+            log.exception("the rules to offer for %s could not be worked out", request.tool.name)
+            return RuleChoices()
+
+    def _covering(self, request: PermissionRequest, mode: Mode) -> Covers:
+        """``covers(rules)``: would the tool's built-in check allow this call were ``rules``
+        saved as session rules? Judged on a copy of the rules (the gate's stay as they are)."""
+        base = self._facts(request.tool, request.input, request.parsed, request.ctx, mode)
+        shell = shell_field(request.tool) is not None
+        known = self.rules.rules
+
+        def covers(rules: tuple[str, ...]) -> bool:
+            trial = RuleSet(known)
+            try:
+                for text in rules:
+                    trial.add(make_rule(text, "allow", source="session", root=self.cwd))
+                if shell:
+                    base.shell_line()  # the line's facts, worked out once and shared by every trial
+                verdict = builtin_check(replace(base, rules=trial, steps=[])).behavior
+                if verdict != "passthrough":
+                    return verdict == "allow"
+                # the tool's own check has no say: the rule order's tool-wide rules decide
+                # (an ask rule before an allow rule), as they would for the real call
+                tool = request.tool
+                return (trial.tool_wide("ask", tool.name, tool.aliases) is None
+                        and trial.tool_wide("allow", tool.name, tool.aliases) is not None)
+            except Exception:  # noqa: BLE001 - a rule or check that fails covers nothing
+                return False
+
+        return covers
+
+    async def _save_always(self, asked: ApprovalRequest, answer: ApprovalAnswer, approver: Approver) -> str:
+        """Keep what an "always allow" answer names (its rules, else the suggested ones) as
+        session rules and, for ``destination="localSettings"``, in the project's
+        .claude/settings.local.json too; release the waiting calls they now cover. Returns
+        what was saved, where, or why the file refused (``saved_rules_text``), which the
+        approver's holder is also told (``tell_saved``: a broker's ``saved`` event)."""
+        saved: list[str] = []
+        for rule in answer.rules or asked.suggested_rules:
+            try:
+                saved.append(self.add_session_rule(rule).text)
+            except PermissionConfigError:
+                pass  # a suggestion the person could not have meant: the one call is still allowed
+        saved = list(dict.fromkeys(saved))
+        # A rule Claude Code's settings would drop (a lowercase tool name) stays in the session.
+        kept = [rule for rule in saved if claude_code_rule_problem(rule) is None]
+        session_only = [rule for rule in saved if rule not in kept]
+        if answer.destination != "localSettings" or not saved:
+            note = saved_rules_text(saved, answer.destination)
+        else:
+            note = save_local_rules(self.cwd, kept).text if kept else ""
+            if session_only:
+                problems = "; ".join(sorted({str((claude_code_rule_problem(r) or ("", ""))[1]) for r in session_only}))
+                note = "; ".join(filter(None, [note, f"saved {', '.join(session_only)} for this session only "
+                                                     f"(a settings file would not keep it: {problems})"]))
+        if saved:
+            await self._release_covered(saved)
+        tell = getattr(_holder(approver), "tell_saved", None)
+        if callable(tell):
+            try:
+                tell(asked, answer, note)
+            except Exception:  # noqa: BLE001 - telling a UI must not undo the approval
+                log.exception("telling %r what was saved failed", approver)
+        return note
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -256,48 +336,8 @@ def _rejection(tool_name: str, decision: Decision, answer: ApprovalAnswer) -> De
     )
 
 
-def _default_suggestions(tool: Tool, data: dict[str, Any], cwd: str) -> tuple[str, ...]:
-    """The narrow rule "always allow" saves: a command prefix (``Bash(git log:*)``) or,
-    for a file edit, its folder (``Edit(src/**)``; the file itself at the top level)."""
-    field_name = shell_field(tool)
-    if field_name and isinstance(data.get(field_name), str):
-        rule = suggest_shell_rule(line_facts(data[field_name], cwd).rule_prefix, tool.name)
-        return (rule,) if rule else ()
-    if tool.permission_kind == "edit":
-        target = _edit_target(tool, data, cwd)
-        if target is not None:
-            folder, name = target
-            return (f"Edit({escape_rule_content(folder)}/**)",) if folder else (f"Edit({escape_rule_content(name)})",)
-    return (tool.name,)
-
-
-def _alternative_rules(tool: Tool, data: dict[str, Any], cwd: str) -> tuple[str, ...]:
-    """Other rules a person may save instead, narrowest first, ending with the whole tool."""
-    field_name = shell_field(tool)
-    found: list[str] = []
-    if field_name and isinstance(data.get(field_name), str):
-        command = data[field_name].strip()
-        if command and "\n" not in command:
-            found.append(f"{tool.name}({escape_rule_content(command)})")
-    elif tool.permission_kind == "edit":
-        target = _edit_target(tool, data, cwd)
-        if target is not None and target[0]:
-            found.append(f"Edit({escape_rule_content(target[0] + '/' + target[1])})")
-    found.append("Edit" if tool.permission_kind == "edit" else tool.name)
-    return tuple(dict.fromkeys(found))
-
-
-def _edit_target(tool: Tool, data: dict[str, Any], cwd: str) -> tuple[str, str] | None:
-    """(folder, file name) of an edit's path: relative to cwd inside it, ``//absolute`` outside."""
-    raw = next((data[k] for k in (getattr(tool, "path_field", "file_path"), "file_path", "notebook_path", "path")
-                if isinstance(data.get(k), str)), None)
-    if not raw:
-        return None
-    path = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
-    folder, name = os.path.split(path)
-    root = os.path.normpath(cwd)
-    if folder == root:
-        return "", name
-    if folder.startswith(root + os.sep):
-        return os.path.relpath(folder, root).replace(os.sep, "/"), name
-    return "/" + folder, name  # Claude Code's //absolute form
+def _holder(approver: Any) -> Any:
+    """Who really holds the requests (a broker) behind a run's tracing wrapper."""
+    while hasattr(approver, "__wrapped__"):
+        approver = approver.__wrapped__
+    return approver

@@ -13,16 +13,25 @@ would drop, all load, each as a warning (``LoadedSettings.warnings``, issued onc
 ``SettingsWarning``). What breaks the schema (a rule list that is not a list, a
 ``defaultMode`` that is no mode, a hook without a command) still refuses the file:
 Claude Code would skip the whole file, its deny rules included, which fails open.
+
+One file is also written: "always allow" with ``destination="localSettings"`` adds its
+rules to the project-local file (``save_local_rules``), as Claude Code's "Yes, and don't
+ask again" does, and never overwrites a file it cannot read as settings.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ._approvals import saved_rules_text
 from ._errors import PermissionConfigError
 from ._hooks import Hooks
 from ._modes import Mode, check_mode
@@ -31,7 +40,8 @@ from ..sandbox._settings import SandboxSettings
 from ._rules import PermissionRule, rules_from_settings
 from ._sandbox import read_sandbox_block
 
-__all__ = ["SettingsFile", "LoadedSettings", "settings_files", "load_settings", "apply_settings", "read_settings_json", "default_user_dir"]
+__all__ = ["SettingsFile", "LoadedSettings", "LocalSave", "settings_files", "local_settings_file", "save_local_rules",
+           "load_settings", "apply_settings", "read_settings_json", "default_user_dir"]
 
 _BEHAVIORS = ("allow", "deny", "ask")
 
@@ -67,8 +77,93 @@ def settings_files(cwd: str | os.PathLike[str], user_dir: str | os.PathLike[str]
     return [
         SettingsFile("userSettings", user / "settings.json", user.parent),
         SettingsFile("projectSettings", project / ".claude" / "settings.json", project),
-        SettingsFile("localSettings", project / ".claude" / "settings.local.json", project),
+        local_settings_file(project),
     ]
+
+
+def local_settings_file(cwd: str | os.PathLike[str]) -> SettingsFile:
+    """The project-local file (``<project>/.claude/settings.local.json``), where Claude Code's
+    "Yes, and don't ask again" keeps its rules."""
+    project = Path(cwd).resolve()
+    return SettingsFile("localSettings", project / ".claude" / "settings.local.json", project)
+
+
+@dataclass(frozen=True)
+class LocalSave:
+    """What saving allow rules into the project-local file did."""
+
+    rules: tuple[str, ...]  # the rules asked to be saved
+    shown: str  # the file, as the project names it (.claude/settings.local.json)
+    added: tuple[str, ...] = ()  # written now
+    already: tuple[str, ...] = ()  # the file held them before
+    error: str | None = None  # why nothing was written (the file was left as it was)
+
+    @property
+    def text(self) -> str:
+        """For the person: ``saved Bash(x) to .claude/settings.local.json``, or why not."""
+        return saved_rules_text(self.rules, "localSettings", error=self.error, already=self.already)
+
+
+def save_local_rules(cwd: str | os.PathLike[str], rules: Iterable[str]) -> LocalSave:
+    """Add allow rules to the project's .claude/settings.local.json, as Claude Code's
+    "don't ask again" does: merged into what the file holds (every other key and rule
+    kept, a rule already there not written twice), ``.claude/`` made when missing, written
+    atomically (a temporary file in the same folder, then ``os.replace``). A file that is
+    not valid JSON, holds no object, or whose ``permissions.allow`` is not a list is left
+    untouched, and so is a link (where it leads is not the project's file): ``error`` says
+    why."""
+    spec = local_settings_file(cwd)
+    path, wanted = spec.path, tuple(dict.fromkeys(rules))
+    shown = path.relative_to(spec.root).as_posix()
+    failed = functools.partial(LocalSave, wanted, shown)
+    data: dict[str, Any] = {}
+    if path.is_symlink():
+        return failed(error="it is a symbolic link, so it was left as it is")
+    if path.exists():
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            return failed(error=f"its JSON is invalid at line {err.lineno}")
+        except (OSError, UnicodeDecodeError) as err:
+            return failed(error=f"it cannot be read: {err}")
+        if not isinstance(raw, dict):
+            return failed(error="it does not hold a JSON object")
+        data = raw
+    perms = data.setdefault("permissions", {})
+    if not isinstance(perms, dict):
+        return failed(error="its permissions is not an object")
+    allow = perms.setdefault("allow", [])
+    if not isinstance(allow, list):
+        return failed(error="its permissions.allow is not a list")
+    already = tuple(r for r in wanted if r in allow)
+    added = tuple(r for r in wanted if r not in allow)
+    if not added:
+        return LocalSave(wanted, shown, (), already)
+    allow.extend(added)
+    try:
+        _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    except OSError as err:
+        return failed(error=f"it cannot be written: {err.strerror or err}")
+    return LocalSave(wanted, shown, added, already)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """A temporary file in the same folder, then ``os.replace``: a reader sees the old file
+    or the new one, never half of it. The file keeps its mode (a new one: 0644)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def load_settings(

@@ -32,7 +32,6 @@ from ._matching import shell_pattern
 from ._modes import ACCEPT_EDITS_COMMANDS
 from ._rules import PermissionRule
 from ._shell_exposure import guessed_reads, line_exposure, part_paths, read_exposure, reads_outside, redirection_verdict, strongest
-from ._shell_rules import suggest_shell_rule
 
 __all__ = ["STEPS", "Step", "shell_check"]
 
@@ -300,12 +299,13 @@ def _parts(call: ShellCall) -> Decision | None:
     asks = [v for _, v in pending if v.behavior == "ask"]
     if len(asks) == 1 and len(pending) == 1:
         return asks[0]
-    suggestions = tuple(dict.fromkeys(s for s in (suggest_shell_rule(p.rule_prefix, call.facts.tool.name) for p, _ in pending) if s))[:5]
+    # The rules a person is offered come from the gate (permissions/_suggestions.py): the
+    # exact command first, a part's prefix rule only when it covers the call by itself.
     if asks:  # several asks (or an ask beside a part no rule allows) stay an ask: never an allow
         said = " ".join(dict.fromkeys(a.message for a in asks if a.message))
-        return Decision.ask(said or f"Parts of `{call.line.command}` need approval.", asks[0].reason, suggestions)
+        return Decision.ask(said or f"Parts of `{call.line.command}` need approval.", asks[0].reason)
     named = ", ".join(f"`{p.text}`" for p, _ in pending)
-    return Decision("passthrough", message=f"No rule allows {named}.", suggestions=suggestions)
+    return Decision.passthrough(f"No rule allows {named}.")
 
 
 def _check_order(steps: tuple[Step, ...]) -> tuple[Step, ...]:

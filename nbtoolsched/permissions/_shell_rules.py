@@ -6,6 +6,10 @@ a few candidate spellings of the command: deny and ask rules see it with every l
 ``VAR=value`` and wrapper (``timeout``, ``nice``...) peeled off, so they cannot be dodged;
 allow rules only see the harmless ones peeled off, so ``LD_PRELOAD=x git log`` is not
 ``git log``.
+
+Also the two rule contents "always allow" builds for a command: the exact one
+(``exact_shell_content``) and a prefix (``suggest_shell_rule``), never for a program that
+would run anything it is given (``prefix_problem``).
 """
 
 from __future__ import annotations
@@ -14,15 +18,14 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
+from ..shell import program
 
 __all__ = [
     "ShellPattern",
     "compile_shell_pattern",
-    "allow_candidates",
-    "deny_candidates",
+    "exact_shell_content",
+    "prefix_problem",
     "suggest_shell_rule",
-    "first_word",
-    "shell_words",
 ]
 
 Kind = Literal["prefix", "wildcard", "exact"]
@@ -191,7 +194,59 @@ def _wildcard_body(pattern: str) -> str:
     return "".join(parts)
 
 
+def exact_shell_content(command: str) -> str | None:
+    """The content of the rule that names exactly this one-line command (its stars
+    escaped, so ``ls *.py`` stays an exact rule), or None when no exact rule can: a
+    command of several lines, or one whose ``\\*`` an exact rule cannot spell."""
+    text = command.strip()
+    if not text or "\n" in text or "\r" in text:
+        return None
+    content = text.replace("*", "\\*")
+    try:
+        pattern = compile_shell_pattern(content)
+    except ValueError:
+        return None
+    return content if pattern.kind == "exact" and pattern.text == text else None
+
+
+# Programs that run the code they are given. The program table knows the runners and the
+# shells (a row with ``runs``: env, xargs, sudo, timeout, find -exec, sh -c, eval, ssh...)
+# and git's options that run code; it has no row for an interpreter, whose command line
+# it does not read, so those are named here. A prefix rule for any of them allows anything.
+_INTERPRETERS = frozenset({
+    "python", "pythonw", "pypy", "ipython", "node", "nodejs", "deno", "bun", "bunx", "npx", "uvx", "pipx", "perl",
+    "ruby", "irb", "php", "lua", "luajit", "tclsh", "wish", "expect", "Rscript", "R", "julia", "osascript", "pwsh",
+    "powershell", "awk", "gawk", "mawk", "nawk", "sed", "ed", "ex", "vi", "vim", "nvim", "emacs", "gdb",
+})
+_VERSIONED = re.compile(r"(?:python|pypy|perl|ruby|php|lua|node)[0-9][0-9.]*")  # python3, python3.12, perl5...
+# Subcommands that run whatever they are given (``uv run python -c ...``).
+_RUNNER_SUBCOMMANDS = frozenset({
+    "uv run", "uv tool", "poetry run", "pipenv run", "pdm run", "hatch run", "conda run", "npm exec", "pnpm exec",
+    "pnpm dlx", "yarn exec", "yarn dlx", "bundle exec", "go run", "cargo run", "dotnet run",
+})
+
+
+def prefix_problem(prefix: str) -> str | None:
+    """Why a prefix rule for these words must not be offered (None: it may be): its
+    program runs other programs or code, as the program table says (a runner, a shell,
+    ``git`` alone with its ``-c`` and ``--exec``), or it is an interpreter."""
+    words = prefix.split(" ")
+    row = program(words[0])
+    if row.runs is not None:
+        return f"{row.name} runs the command it is given"
+    if row.name in _INTERPRETERS or _VERSIONED.fullmatch(row.name):
+        return f"{row.name} runs the code it is given"
+    if len(words) < 2 and (row.code_options or row.code_words or row.config_options):
+        return f"{row.name} has options that run code"
+    if " ".join([row.name, *words[1:2]]) in _RUNNER_SUBCOMMANDS:
+        return f"{prefix} runs the command it is given"
+    return None
+
+
 def suggest_shell_rule(prefix: str | None, tool_name: str = "Bash") -> str | None:
     """A prefix rule a person might want to save (``Bash(git log:*)``), from the words the
-    shell layer says such a rule would name (``PartFacts.rule_prefix``)."""
-    return None if prefix is None else f"{tool_name}({prefix}:*)"
+    shell layer says such a rule would name (``PartFacts.rule_prefix``); None when there
+    are none, or when such a rule would let a program run anything (``prefix_problem``)."""
+    if prefix is None or prefix_problem(prefix) is not None:
+        return None
+    return f"{tool_name}({prefix}:*)"

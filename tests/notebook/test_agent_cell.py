@@ -1,11 +1,14 @@
 """``%%agent`` in an in-process IPython: a conversation across cells, streamed Markdown, the tool
-panel, approvals, Stop and interrupts, headless policies, fallback, transcripts, speculation."""
+panel, approvals, Stop and interrupts, headless policies, fallback, transcripts, speculation;
+and the view itself, HTML-level: its title, Stop, plain-word states, snapshot, colours."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
+from html.parser import HTMLParser
 
 import pytest
 
@@ -53,7 +56,7 @@ async def test_a_conversation_across_cells_streams_markdown_and_shows_each_turns
     result = shell.run_cell("%%agent --model model --name t --policy allow\nWhat is in this folder?")
     cell = shell.user_ns["t"]
     assert result.error_in_exec is None and result.result is cell
-    assert not cell.done() and cell.text() == "%%agent #1: waiting"  # the cell returned before anything ran
+    assert not cell.done() and cell.text() == "%%agent t: waiting"  # the cell returned before anything ran
     answer = await finish(cell)
     assert answer.stop_reason == "end_turn" and answer.turns == 2 and answer.final_text == "The README is a *demo*."
     await wait_for(lambda: "<strong>read</strong>" in cell.view.body.children[0].value, what="the Markdown render")
@@ -115,7 +118,9 @@ async def test_stop_ends_the_turn_with_every_call_answered_and_the_next_cell_con
     validate_transcript(result.messages)
     file = agent_of(shell).transcript.path
     assert read_transcript(file).messages == result.messages
-    assert "Stopped. Every tool call has its result" in cell.text()
+    said = cell.text()
+    assert said.startswith("%%agent t: stopped while tools were running") and "aborted" not in said
+    assert "Every tool call has its result" in said
     shell.run_cell("%%agent --name t2\ncarry on")
     more = await finish(shell.user_ns["t2"])
     assert more.final_text == "picking up again"
@@ -354,17 +359,219 @@ async def test_a_finished_cell_leaves_a_true_record_in_place_of_its_live_view(sh
     shell.run_cell(SCRIPT)
     shell.run_cell("%%agent --model model --name t --policy allow\nWhat is in this folder?")
     cell = shell.user_ns["t"]
-    (live, options), = shown  # the cell's value, shown by IPython through _ipython_display_
-    assert "application/vnd.jupyter.widget-view+json" in live and options["display_id"]
+    widget_mime = "application/vnd.jupyter.widget-view+json"
+    # the cell's value, shown by IPython through _ipython_display_: the snapshot, then the widget
+    (first, first_options), (live, options) = shown
+    assert widget_mime in live and options["display_id"] and widget_mime not in first
+    assert "nts-agent-snapshot" in first["text/html"] and 'data-live="true"' in first["text/html"]
     await finish(cell)
-    await wait_for(lambda: bool(updated), what="the record")
-    (final, final_options), = updated
-    assert final_options["display_id"] == options["display_id"]
+    await wait_for(lambda: cell.view.record.final is not None and any(
+        kw["display_id"] == first_options["display_id"] and "nts-agent-record" in data["text/html"] for data, kw in updated),
+        what="the record")
+    final = [data for data, kw in updated if kw["display_id"] == first_options["display_id"]][-1]
     assert set(final) == {"text/html", "text/plain"}  # no widget left that a saved notebook cannot show
-    assert "finished" in final["text/plain"] and "waiting" not in final["text/plain"]
+    assert all(widget_mime not in data for data, kw in updated if kw["display_id"] == options["display_id"])
+    assert final["text/plain"].startswith("%%agent t: finished") and "end_turn" not in final["text/plain"]
     html = final["text/html"]
+    assert cell.view.snapshot_html() in html  # the record is the snapshot of the cell that is over
     assert "<strong>read</strong>" in html and "The README is a <em>demo</em>." in html  # the answer, as Markdown
     assert html.count('class="nts-record"') == 1 and 'data-state="completed"' in html  # the turn's calls
     from nbtoolsched.notebook import get_agent
 
     assert get_agent() is agent_of(shell) and get_agent().messages[-1]["role"] == "assistant"
+
+
+# -- the view, HTML-level -------------------------------------------------------------------------------
+class _Text(HTMLParser):
+    """What a person reads in some HTML: its text, without tags, attributes or style blocks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self._style = 0
+
+    def handle_starttag(self, tag, attrs):
+        self._style += tag == "style"
+
+    def handle_endtag(self, tag):
+        self._style -= tag == "style"
+
+    def handle_data(self, data):
+        if not self._style:
+            self.parts.append(data)
+
+
+def visible(markup: str) -> str:
+    parser = _Text()
+    parser.feed(markup)
+    return re.sub(r"\s+", " ", "".join(parser.parts))
+
+
+def html_of(widget) -> str:
+    """Every HTML string a widget tree shows."""
+    import ipywidgets as widgets
+
+    own = widget.value if isinstance(widget, widgets.HTML) else ""
+    return own + "".join(html_of(child) for child in getattr(widget, "children", ()))
+
+
+_COLOR = re.compile(r"(?<![-\w])color:\s*([^;\"]+)")
+
+
+def text_colours(markup: str) -> list[str]:
+    """The values of every ``color:`` declaration (not border-color, background...)."""
+    return [value.strip() for value in _COLOR.findall(markup)]
+
+
+class _Pump:
+    def __init__(self):
+        self.marked = []
+
+    def mark(self, view):
+        self.marked.append(view)
+
+
+def bare_view(title: str = "%%agent #1", broker=None):
+    from nbtoolsched._tool._abort import AbortSignal
+    from nbtoolsched.notebook._agent_view import AgentView
+
+    stopped = []
+    view = AgentView(title, pump=_Pump(), handoff=lambda fn, *args: fn(*args), broker=broker, abort=AbortSignal(),
+                     on_stop=lambda: stopped.append(True))
+    return view, stopped
+
+
+def play_to_the_end(view, stop_reason: str, model_stop: str | None, text: str = "Half an **answer**") -> None:
+    from nbtoolsched._events import AgentFinished, ModelFinished, TextDelta, TurnFinished, TurnStarted
+
+    view.start("scripted")
+    for event in (TurnStarted(turn=1), TextDelta(turn=1, index=0, text=text), ModelFinished(turn=1, stop_reason=model_stop),
+                  TurnFinished(turn=1, stop=stop_reason), AgentFinished(stop_reason=stop_reason, turns=1)):
+        view.on_event(event)
+    view.render()
+
+
+@pytest.mark.parametrize(
+    ("stop_reason", "model_stop", "words"),
+    [
+        ("end_turn", "end_turn", "finished"),
+        ("end_turn", "stop_sequence", "finished"),
+        ("end_turn", "max_tokens", "stopped: the model hit its output limit"),
+        ("end_turn", "refusal", "stopped: the model declined to answer"),
+        ("max_turns", "tool_use", "stopped at the turn limit (--max-turns)"),
+        ("aborted_tools", "tool_use", "stopped while tools were running"),
+        ("aborted_streaming", None, "stopped while the model was answering"),
+        ("approval_deferred", "tool_use", "paused: an approval was deferred"),
+        ("hook_stopped", "tool_use", "stopped by a hook"),
+        ("model_error", None, "stopped: the model request failed"),
+        ("a_reason_from_the_future", None, "finished"),
+    ],
+)
+def test_a_cell_that_is_over_says_how_in_plain_words_and_keeps_the_raw_reason_out_of_sight(stop_reason, model_stop, words):
+    view, _ = bare_view()
+    play_to_the_end(view, stop_reason, model_stop)
+    html = view.snapshot_html()
+    seen = visible(html)
+    assert view.state_words() == words and view.text().splitlines()[0] == f"%%agent #1: {words}"
+    assert seen.startswith(f"%%agent #1 · scripted · 1 turn · {words}")
+    assert seen.count(words) == 1  # said once: in the header, no footer saying it again
+    for raw in {stop_reason, model_stop} - {None}:
+        assert raw not in seen and raw not in view.text()  # a person never reads "end_turn", "tool_use", ...
+    assert f'data-stop-reason="{stop_reason}"' in html and f"stop reason: {stop_reason}" in html  # tooltip, tests
+    if model_stop:
+        assert f'data-model-stop="{model_stop}"' in html
+    assert view.record.final is not None and html == view.record_html()  # over: the snapshot is the record
+
+
+def test_the_stop_button_sits_in_the_header_row_and_looks_like_toolcalls():
+    view, stopped = bare_view()
+    button = view.stop_button
+    assert view.header_row.children == (view.header, button)  # right of the title line, in its row
+    assert view.children[1] is view.header_row
+    assert view.header_row.layout.justify_content is None  # not pushed to the far right
+    assert {"nts-agent-stop", "nts-btn-danger"} <= set(button._dom_classes)
+    assert button.button_style == ""  # theme-coloured by the panel CSS, not white on light red
+    assert (button.layout.height, button.layout.width) == ("24px", "auto")
+    assert "nts-panel" in view._dom_classes and "button.nts-btn-danger" in view.style_html.value
+    button.click()
+    assert stopped == [True]
+    play_to_the_end(view, "aborted_tools", "tool_use")
+    assert button.disabled and button.layout.display == "none"  # nothing to stop any more
+
+
+def test_the_views_own_html_uses_theme_colours_only():
+    from nbtoolsched._events import StreamFailed
+
+    view, _ = bare_view()
+    view.start("scripted")
+    view.on_event(StreamFailed(turn=1, error_kind="stream_error", message="cut", will_retry=True))
+    play_to_the_end(view, "model_error", None)
+    view.fail("RuntimeError: a bug")
+    view.render()
+    shown = [view.snapshot_html(), view.header.value, view.footer.value, html_of(view.body)]
+    colours = [c for markup in shown for c in text_colours(markup)]
+    assert colours and all(c.startswith("var(--jp-") for c in colours), colours
+    assert not re.search(r"(?<![-\w])color:\s*(#000|#fff|black|white)", "".join(shown))
+
+
+async def test_a_waiting_edit_in_a_named_cell(shell, project):
+    """--name titles the view; the Edit's diff is relative to the session's cwd; the snapshot says what waits."""
+    (project / "src").mkdir()
+    target = project / "src" / "util.py"
+    target.write_text("def answer():\n    return 1\n")
+    path = str(target)
+    shell.run_cell("from nbtoolsched.models import ScriptedModel, Turn, text, tool_use\n"
+                   f"m = ScriptedModel([Turn([text('I will fix **util.py**.'), tool_use('Read', file_path={path!r}),"
+                   f" tool_use('Edit', file_path={path!r}, old_string='    return 1', new_string='    return 42')]),"
+                   " 'Fixed.'])")
+    shell.run_cell("%%agent --model m --name fix\nfix the answer")
+    cell = shell.user_ns["fix"]
+    view = cell.view
+    await wait_for(lambda: view.panels and view.panels[0]._asking, what="the Edit's approval prompt")
+    panel = view.panels[0]
+    key = next(iter(panel._asking))
+
+    # 1. the diff's paths are relative to the cwd the tools use, not a//<absolute path>
+    from nbtoolsched.notebook._preview import would_be_diff
+
+    assert panel.cwd == agent_of(shell).context.cwd != "."
+    diff, _note = would_be_diff("Edit", panel.approval_row(key).request.input, panel.cwd)  # what the prompt shows
+    assert diff.startswith("--- a/src/util.py\n+++ b/src/util.py\n")
+    assert "a//" not in html_of(panel.approval_row(key))
+
+    # 2. the name given with --name is the title
+    assert view.title == "%%agent fix" and "<b>%%agent fix</b>" in view.header.value
+    assert cell.text().startswith("%%agent fix: waiting for approval")
+
+    # 5. said once: the turn's panel has no Stop, style block or frame of its own inside the view
+    assert "nts-agent-turn" in panel._dom_classes
+    assert panel.nested and panel.stop_button.layout.display == "none"  # the view's Stop ends the same turn
+    assert panel.style_html.layout.display == "none" and panel.layout.border == "none"
+    assert view.style_html.value.count("nts-gone") >= 1 and view.style_html.layout.display != "none"
+
+    # 6. the snapshot: the text so far, each call and its state, what waits for approval
+    snap = view.snapshot_html()
+    seen = visible(snap)
+    assert "<strong>util.py</strong>" in snap and "I will fix util.py." in seen
+    assert "%%agent fix" in seen and "waiting for approval" in seen
+    assert 'data-state="completed"' in snap and 'data-state="awaiting_approval"' in snap
+    assert 'data-live="true"' in snap and "nts-agent-record" not in snap
+    assert all(c.startswith("var(--jp-") for c in text_colours(snap)), text_colours(snap)
+
+    threading.Thread(target=panel.approval_row(key).allow_button.click).start()
+    result = await finish(cell)
+    assert result.final_text == "Fixed." and "return 42" in target.read_text()
+    await wait_for(lambda: view.record.final is not None, what="the record")
+    record = view.snapshot_html()
+    assert record == view.record_html() and record in view.record.final["text/html"]
+    assert 'data-live="false"' in record and "nts-agent-record" in record
+    seen = visible(record)
+    assert seen.startswith("%%agent fix · scripted · 2 turns · finished") and "end_turn" not in seen
+    assert "nts-agent-done" not in record and view.footer.value == ""  # no footer repeating the header
+
+
+async def test_a_cell_without_a_name_is_numbered(shell, project):
+    shell.run_cell("from nbtoolsched.models import ScriptedModel\nm = ScriptedModel(['one', 'two'])")
+    first = shell.run_cell("%%agent --model m\nhello").result
+    await finish(first)
+    assert first.view.title == "%%agent #1" and first.text() == "%%agent #1: finished\n  one"

@@ -45,6 +45,12 @@ def get_session_agent():
     return conversation_for(get_session()).agent
 '''
 ROWS = "print(json.dumps({k: r.allow_button.model_id for p in t1.view.panels for k, r in p._asking.items()}))"
+VIEW_NOW = ("v = t1.view\np = v.panels[0]\nsnap = v.snapshot_html()\n"
+            "print(json.dumps({'cwd': p.cwd, 'tools_cwd': get_session_agent().context.cwd,"
+            " 'stop_in_header': v.stop_button in v.header_row.children, 'stop_style': v.stop_button.button_style,"
+            " 'stop_classes': list(v.stop_button._dom_classes), 'stop_height': v.stop_button.layout.height,"
+            " 'turn_classes': [c for c in p._dom_classes if c.startswith('nts-agent')], 'head': t1.text().splitlines()[0],"
+            " 'snapshot_waits': 'waiting for approval' in snap, 'snapshot_live': 'data-live=\"true\"' in snap}))")
 
 
 @pytest.fixture(params=list(VARIANTS), scope="module")
@@ -72,13 +78,22 @@ def test_a_session_over_cells_with_a_click_an_interrupt_and_a_continuation(kerne
 
     # cell 1: streamed text, a partitioned turn, an approval answered by a click
     started = execute(client, "%%agent --model model --name t1\nTidy up the notes, please.")
-    assert started["error"] is None and started["result"] == "%%agent #1: waiting", started
+    assert started["error"] is None and started["result"] == "%%agent t1: waiting", started  # titled by --name
     asking = poll_json(client, ROWS, lambda rows: len(rows) == 1, timeout=60)
+    # while the Write waits: its diff is relative to the session's cwd, Stop sits in the header row
+    # as %%toolcall's does, and the snapshot (a saved notebook's copy) says that it waits
+    live = _json(execute(client, VIEW_NOW))
+    assert live["cwd"] == live["tools_cwd"] != "." and live["stop_in_header"] and live["stop_style"] == ""
+    assert {"nts-agent-stop", "nts-btn-danger"} <= set(live["stop_classes"]) and live["stop_height"] == "24px"
+    assert live["turn_classes"] == ["nts-agent-turn"] and live["head"].startswith("%%agent t1: waiting for approval")
+    assert live["snapshot_waits"] and live["snapshot_live"]
     click(client, next(iter(asking.values())), subshell)
     seen = _json(execute(client, "await t1\nv = t1.view\nprint(json.dumps({**check(t1), 'texts': v.texts,"
-                                 " 'renders': v._segments[0].renders,"
+                                 " 'renders': v._segments[0].renders, 'head': v.text().splitlines()[0],"
+                                 " 'raw_kept': 'data-stop-reason=\"end_turn\"' in v.snapshot_html(),"
                                  " 'rows': [[r.name, r.batch, r.state] for r in v.panels[0].rows()]}))", timeout=60))
     assert seen["stop"] == "end_turn" and seen["final"] == "Notes written."
+    assert seen["head"] == "%%agent t1: finished" and seen["raw_kept"]  # plain words; the raw reason for tests only
     assert seen["texts"] == ["Reading the README, listing the markdown files, then writing notes.", "Notes written."]
     renders = seen["renders"]
     assert renders == sorted(renders) and renders[-1] == len(seen["texts"][0]) and len(renders) >= 2

@@ -62,10 +62,13 @@ async def open_panel(project, blocks, **kw):
 async def test_waiting_calls_get_inline_buttons_and_clicks_from_threads_answer_them(project):
     handle, panel, broker, pump = await open_panel(project, calls("a", "b", "c"))
     await wait_for(lambda: len(panel._asking) == 3, what="three approval rows")
-    # the header row (a table of its own), then the three waiting rows
-    assert [type(w).__name__ for w in panel.body.children] == ["HTML"] + ["ApprovalRow"] * 3
-    assert "nts-head" in panel.body.children[0].value
-    assert panel.approve_all_button.description.startswith("Approve all (3 waiting")
+    # one prompt at a time, under the header, the first call's; the others wait their turn
+    assert [type(w).__name__ for w in panel.prompt_box.children] == ["ApprovalRow"]
+    assert panel.prompt_box.children[0] is panel.approval_row("t_a")
+    assert "1 of 3 waiting" in panel.approval_row("t_a").waiting.value
+    assert panel.keyboard.prompt == "1" and "nts-ask-1" in panel.approval_row("t_a")._dom_classes
+    assert "nts-head" in panel.rows_view.value and panel.rows_view.value.count('class="nts-row"') == 3
+    assert panel.approve_all_button.tooltip.startswith("Allow the 3 waiting calls")
     assert panel.approve_all_button.layout.display == "" and panel.deny_all_button.layout.display == ""
 
     click_from_thread(panel.approval_row("t_a").allow_button)
@@ -73,8 +76,10 @@ async def test_waiting_calls_get_inline_buttons_and_clicks_from_threads_answer_t
     # the allowed call ran while the others still wait
     assert handle.states["t_b"].status == handle.states["t_c"].status == "awaiting_approval"
     await wait_for(lambda: "t_a" not in panel._asking, what="the answered row to lose its buttons")
-    assert [type(w).__name__ for w in panel.body.children] == ["HTML", "ApprovalRow", "ApprovalRow"]
-    assert 'data-id="t_a"' in panel.body.children[0].value and "nts-head" in panel.body.children[0].value
+    # the next prompt takes the same place, and the keyboard follows it
+    await wait_for(lambda: panel.prompt_box.children == (panel.approval_row("t_b"),), what="the next prompt")
+    assert panel.keyboard.prompt == "2" and "1 of 2 waiting" in panel.approval_row("t_b").waiting.value
+    assert 'data-id="t_a"' in panel.rows_view.value and 'data-state="completed"' in panel.rows_view.value
 
     row_c = panel.approval_row("t_c")
     row_c.feedback.value = "use the other file"
@@ -117,7 +122,7 @@ async def test_deny_all_denies_what_waits_and_the_rest_is_skipped_not_interrupte
     assert rows["t_a"].state == "denied" and rows["t_a"].note == "denied by you; the run stopped here"
     for key in ("t_b", "w"):
         assert rows[key].state == "cancelled" and rows[key].label == "skipped"
-        assert rows[key].note == "skipped: the run stopped when #1 was denied"
+        assert rows[key].note == "the run stopped when #1 was denied"
     assert not (project / "later.txt").exists()
 
 
@@ -126,7 +131,7 @@ async def test_deny_with_feedback_needs_words_first(project):
     await wait_for(lambda: "t_a" in panel._asking, what="the approval row")
     row = panel.approval_row("t_a")
     click_from_thread(row.deny_feedback_button)
-    await wait_for(lambda: "type the feedback" in row.feedback.placeholder, what="the hint")
+    await wait_for(lambda: "type what the model should know" in row.feedback.placeholder, what="the hint")
     assert "t_a" in broker.pending  # nothing was answered
     click_from_thread(row.allow_button)
     assert (await asyncio.wait_for(_await(handle), 10))[0].text == "ran a"
@@ -137,9 +142,12 @@ async def test_result_preview_on_demand_timeline_and_collapse(project):
     blocks = [{"type": "tool_use", "id": "c1", "name": "chatty", "input": {"n": 3}}] + calls("a")
     handle, panel, broker, pump = await open_panel(project, blocks)
     await wait_for(lambda: "t_a" in panel._asking, what="the approval row")
-    await wait_for(lambda: [v for _, v in panel.result_picker.options] == ["", "c1"], what="the finished call in the picker")
-    panel.result_picker.value = "c1"  # what a person choosing in the dropdown does
-    await wait_for(lambda: "done" in panel.preview.value, what="the result preview")
+    await wait_for(lambda: 'data-id="c1" data-state="completed"' in panel.rows_view.value, what="the finished call's row")
+    assert "done" in panel.rows_view.value  # its result in one line, in the details column
+    panel.keyboard._message(panel.keyboard, {"open": "c1"}, [])  # what a click on its row sends
+    await wait_for(lambda: "done" in panel.preview.value and "nts-opened" in panel.preview.value, what="the result preview")
+    panel.keyboard._message(panel.keyboard, {"open": "c1"}, [])  # a second click closes it
+    await wait_for(lambda: panel.preview.value == "", what="the preview to close")
     panel.timeline_toggle.value = True
     await wait_for(lambda: "nts-legend" in panel.timeline.value, what="the timeline with its legend")
     click_from_thread(panel.approval_row("t_a").allow_button)
@@ -148,7 +156,7 @@ async def test_result_preview_on_demand_timeline_and_collapse(project):
     # finished: one summary line (collapsed when all went well) that opens to rows, results, timeline
     assert [type(w).__name__ for w in panel.children] == ["HTML", "HTML"]
     final = panel.record.final["text/html"]
-    assert final.count("<details") >= 4 and "<details open" not in final and "✓ test run" in final
+    assert final.count('<details class="nts-call">') == 2 and "<details open" not in final and "✓ test run" in final
     assert "nts-legend" in final and "ran a" in final and "done" in final
 
 
@@ -159,7 +167,7 @@ async def test_text_repr_is_deterministic_and_has_no_times(project):
     handle.abort()
     await asyncio.wait_for(_await(handle), 10)
     await pump.aclose()
-    assert "cancelled" in repr(panel) and " s " not in repr(panel) and "-> not started: the run was stopped" in repr(panel)
+    assert "skipped" in repr(panel) and " s " not in repr(panel) and "-> not started: the run was stopped" in repr(panel)
 
 
 async def test_progress_storm_costs_few_widget_messages(project, monkeypatch):
@@ -197,6 +205,10 @@ async def test_closing_the_panel_stops_rendering(project):
     assert panel.comm is None
 
 
+def _ids(panel):
+    return [key for pair in panel.record.display_ids for key in pair]
+
+
 async def _await(handle):
     return await handle
 
@@ -217,16 +229,16 @@ async def test_a_waiting_row_shows_the_whole_input_and_the_diff_it_would_make(pr
     await wait_for(lambda: "e1" in panel._asking, what="the Edit to ask")
     edit = panel.approval_row("e1").detail.value
     assert "-    return 1" in edit and "+    return 2  # changed" in edit and "replaces 1 occurrence" in edit
-    assert "nts-would-diff" in edit
+    assert "nts-would-diff" in edit and edit.count("return 2  # changed") == 1  # the input once: as its diff
     click_from_thread(panel.approval_row("e1").allow_button)
     await wait_for(lambda: "w1" in panel._asking, what="the Write to ask")
     write = panel.approval_row("w1").detail.value
-    assert "y" * 300 in write and "creates the file" in write and "+b = 2" in write  # all of it, not cut
-    assert panel.approval_row("w1").rule_picker.options[0][0] == "Edit(src/**)"  # names the rule it adds
+    assert "y" * 300 in write and "+b = 2" in write and write.count("a = 1") == 1  # all of it, once, not cut
+    assert panel.approval_row("w1").rule_picker.labels[0] == "Edit(src/new.py)"  # the narrowest rule first
     click_from_thread(panel.approval_row("w1").allow_button)
     await wait_for(lambda: "b1" in panel._asking, what="the Bash loop to ask")
     bash = panel.approval_row("b1").detail.value
-    assert "for f in *.txt; do\n    wc -l" in bash  # line breaks kept
+    assert "for f in *.txt; do\n  wc -l" in bash and bash.count("wc -l") == 1  # the command once, line breaks kept
     assert "Bash wants to run `for f in *.txt; do…`" in bash  # the reason names the command
     click_from_thread(panel.approval_row("b1").deny_button)
     await asyncio.wait_for(_await(handle), 20)
@@ -270,7 +282,7 @@ async def test_always_allow_saves_the_chosen_rule_and_releases_a_covered_sibling
     handle, panel, broker, pump = await open_panel(project, blocks)
     await wait_for(lambda: len(panel._asking) == 2, what="two approval rows")
     row = panel.approval_row("t_a")
-    assert [label for label, _ in row.rule_picker.options] == ["ask_me"]
+    assert row.rule_picker.labels == ["ask_me"]
     click_from_thread(row.always_button)  # saves ask_me for the session: t_b is covered too
     results = await asyncio.wait_for(_await(handle), 10)
     assert [r.text for r in results] == ["ran a", "ran b"]
@@ -286,17 +298,22 @@ async def test_the_record_replaces_every_display_with_the_final_state(project, m
     monkeypatch.setattr(IPython.display, "update_display", lambda data, **kw: updated.append((data, kw)))
     handle, panel, broker, pump = await open_panel(project, calls("a"))
     panel._ipython_display_()
-    (live, options), = shown
-    assert "application/vnd.jupyter.widget-view+json" in live and "text/html" not in live
-    assert options["display_id"] and options["raw"]
+    (snapshot, snapshot_options), (live, options) = shown
+    assert "application/vnd.jupyter.widget-view+json" in live and "text/html" not in live and "text/plain" not in live
+    assert options["display_id"] and options["raw"] and snapshot_options["display_id"] != options["display_id"]
+    # what a saved notebook shows while the run goes on: its state then, not a widget it cannot draw
+    assert "nts-snapshot" in snapshot["text/html"] and 'data-state="queued"' in snapshot["text/html"]
     await wait_for(lambda: "t_a" in panel._asking, what="the approval row")
     click_from_thread(panel.approval_row("t_a").allow_button)
     await asyncio.wait_for(_await(handle), 10)
     await pump.aclose()
-    (final, final_options), = updated
-    assert final_options["display_id"] == options["display_id"]
-    assert set(final) == {"text/html", "text/plain"}  # no widget left to fail to render
+    finals = [(data, kw) for data, kw in updated if "nts-snapshot" not in data["text/html"]]
+    (final, final_options), (spent, spent_options) = finals
+    assert final_options["display_id"] == snapshot_options["display_id"] and spent_options["display_id"] == options["display_id"]
+    assert set(final) == {"text/html", "text/plain"} and "widget" not in str(spent)  # no widget left to fail to render
     assert 'data-state="completed"' in final["text/html"] and "completed" in final["text/plain"]
+    snapshots = [data["text/html"] for data, _ in updated if "nts-snapshot" in data["text/html"]]
+    assert all("awaiting approval" in html or "queued" in html for html in snapshots)
 
 
 def test_a_panel_whose_kernel_died_says_so_through_css():
@@ -313,7 +330,8 @@ async def test_a_record_finished_after_its_cell_is_sent_again_from_the_next_cell
 
     updated = []
     monkeypatch.setattr(IPython.display, "display", lambda data, **kw: None)
-    monkeypatch.setattr(IPython.display, "update_display", lambda data, **kw: updated.append(kw["display_id"]))
+    monkeypatch.setattr(IPython.display, "update_display",
+                        lambda data, **kw: updated.append(kw["display_id"]) if "nts-snapshot" not in data["text/html"] else None)
     handle, panel, broker, pump = await open_panel(project, calls("a"))
     panel._ipython_display_()
     shell.run_cell("0")  # the cell that showed the panel ends (post_run_cell); the run goes on
@@ -321,11 +339,11 @@ async def test_a_record_finished_after_its_cell_is_sent_again_from_the_next_cell
     click_from_thread(panel.approval_row("t_a").allow_button)
     await asyncio.wait_for(_await(handle), 10)
     await pump.aclose()
-    assert updated == panel.record.display_ids  # sent when the run ended
+    assert updated == _ids(panel)  # sent when the run ended
     shell.run_cell("1 + 1")  # the next cell ends: post_run_cell
-    assert updated == panel.record.display_ids * 2
+    assert updated == _ids(panel) * 2
     shell.run_cell("2 + 2")  # once only
-    assert updated == panel.record.display_ids * 2
+    assert updated == _ids(panel) * 2
 
 
 async def test_a_record_finished_while_its_cell_runs_is_sent_once(project, monkeypatch, shell):
@@ -334,13 +352,14 @@ async def test_a_record_finished_while_its_cell_runs_is_sent_once(project, monke
 
     updated = []
     monkeypatch.setattr(IPython.display, "display", lambda data, **kw: None)
-    monkeypatch.setattr(IPython.display, "update_display", lambda data, **kw: updated.append(kw["display_id"]))
+    monkeypatch.setattr(IPython.display, "update_display",
+                        lambda data, **kw: updated.append(kw["display_id"]) if "nts-snapshot" not in data["text/html"] else None)
     handle, panel, broker, pump = await open_panel(project, calls("a"))
     panel._ipython_display_()
     await wait_for(lambda: "t_a" in panel._asking, what="the approval row")
     click_from_thread(panel.approval_row("t_a").allow_button)
     await asyncio.wait_for(_await(handle), 10)
     await pump.aclose()
-    assert updated == panel.record.display_ids
+    assert updated == _ids(panel)
     shell.run_cell("1 + 1")  # the cell that showed it (and saw it finish) ends
-    assert updated == panel.record.display_ids
+    assert updated == _ids(panel)

@@ -13,11 +13,14 @@ from nbtoolsched.notebook._render import (
     diff_html,
     elapsed_text,
     progress_text,
+    progress_view,
+    result_summary,
+    time_text,
     input_html,
     nice_step,
     result_preview,
     row_text,
-    rows_table_html,
+    rows_html,
     short_input,
     timeline_html,
 )
@@ -36,6 +39,52 @@ def test_progress_text_picks_the_useful_line():
     assert progress_text(None) == ""
 
 
+def test_progress_that_says_how_far_is_a_bar_with_time_left():
+    shown = progress_view({"elapsed": 2, "remaining": 8.0})
+    assert shown is not None and shown.text == "20% · 8 s left" and shown.fraction == 0.2
+    mcp = progress_view({"progress": 3, "total": 4, "message": "indexing"})
+    assert mcp is not None and mcp.text == "75% · 3/4 · indexing" and mcp.fraction == 0.75
+    assert progress_view({"bytes": 12_345}).text == "12.3 KB received"  # type: ignore[union-attr]
+    assert progress_view({"elapsed": 90, "remaining": 125}).text == "42% · 2 min 05 s left"  # type: ignore[union-attr]
+    row = RowView(1, "t", "Sleep", {"seconds": 10}, 1, "executing", progress="20% · 8 s left", fraction=0.2)
+    html = rows_html([row])
+    assert 'class="nts-bar"' in html and "width:20%" in html and "{" not in html.split("nts-progress")[1]
+
+
+def test_a_finished_call_says_its_result_in_one_line():
+    read = ToolResultBlock.make("t", "".join(f"     {i}\u2192line {i}\n" for i in range(1, 9)))
+    assert result_summary("Read", read) == "8 lines"
+    assert result_summary("Glob", ToolResultBlock.make("t", "a.py\nb.py\nc.py")) == "3 files"
+    assert result_summary("Bash", ToolResultBlock.make("t", "hello\nworld")) == "hello (+1 lines)"
+    assert result_summary("Bash", ToolResultBlock.make("t", "")) == "no output"
+    row = RowView(1, "t", "Read", {"file_path": "a"}, 1, "completed", summary="8 lines")
+    assert "8 lines" in rows_html([row])
+
+
+def test_rows_never_wrap_and_neighbours_stopped_for_one_reason_say_it_once():
+    skipped = [RowView(n, f"t{n}", "Write", {"file_path": f"{n}.txt"}, n, "cancelled", note="the run stopped when #2 was denied",
+                       label="skipped") for n in range(3, 11)]
+    html = rows_html(skipped, header=True)
+    assert html.count('class="nts-why"') == 1 and "#3–#10: the run stopped when #2 was denied" in html
+    assert html.count("white-space:nowrap") >= 7 * len(skipped)  # every cell of a row stays on its line
+    assert counts_text(r.shown_state for r in skipped) == "8 skipped"
+
+
+def test_calls_that_never_ran_show_no_run_time():
+    from nbtoolsched._events import CallState
+
+    denied = CallState("t", "Bash", queued_at=1.0, started_at=1.0, asked_at=1.0, answered_at=2.0, finished_at=2.0, status="denied")
+    assert time_text(denied) == "waited 1.0 s"
+    skipped = CallState("u", "Write", queued_at=1.0, started_at=1.5, finished_at=1.5, status="cancelled")
+    assert time_text(skipped, "skipped") == "" and time_text(skipped, "interrupted") == "ran 0.0 s"
+
+
+def test_the_record_opens_each_result_in_one_click():
+    row = RowView(1, "t1", "Read", {"file_path": "a"}, 1, "completed", summary="2 lines")
+    html = rows_html([row], results={"t1": "<pre>the result</pre>"})
+    assert '<details class="nts-call"><summary class="nts-row"' in html and "the result" in html
+
+
 def test_elapsed_is_coarse_while_running_and_fine_when_done():
     assert elapsed_text(3.47, final=False) == "3 s"
     assert elapsed_text(3.47, final=True) == "3.5 s"
@@ -44,7 +93,7 @@ def test_elapsed_is_coarse_while_running_and_fine_when_done():
 
 def _markup(text: str) -> str:
     row = RowView(1, text, text, {text: text}, 1, "executing", text, text, text, text)
-    return rows_table_html([row], header=True) + badge_html(text) + input_html({"k": text * 100}, 50)
+    return rows_html([row], header=True) + badge_html(text) + input_html({"k": text * 100}, 50)
 
 
 @given(st.text(alphabet="<>&\"'ab/ ", min_size=1, max_size=20))
@@ -81,7 +130,7 @@ def test_no_fixed_dark_text_colours_anywhere():
     import re
 
     row = RowView(1, "t", "Read", {"file_path": "a\nb"}, 1, "error", "ran 1 s", "", "no such file")
-    html = rows_table_html([row], header=True) + badge_html("denied") + diff_html("+a") + timeline_html([])
+    html = rows_html([row], header=True) + badge_html("denied") + diff_html("+a") + timeline_html([])
     for colour in re.findall(r"(?<![-\w])color:\s*([^;\"]+)", html):
         assert colour.startswith("var(--jp-"), colour
 

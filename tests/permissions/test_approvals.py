@@ -168,12 +168,15 @@ async def test_allow_always_adds_a_session_rule(tmp_path):
     perms = Permissions(cwd=tmp_path, approver=broker)
     task = asyncio.create_task(perms.decide(request_for(TOOLS["Bash"], {"command": "npm test -- -k x"}, str(tmp_path))))
     await wait_pending(broker, 1)
-    assert broker.pending["t1"].suggested_rules == ("Bash(npm test:*)",)
-    broker.answer("t1", ApprovalAnswer.allow_always())
-    assert (await task).behavior == "allow"
+    assert broker.pending["t1"].suggested_rules == ("Bash(npm test -- -k x)",)  # the command itself
+    assert broker.pending["t1"].alternatives == ("Bash(npm test:*)", "Bash")  # then its prefix, then the tool
+    broker.answer("t1", ApprovalAnswer.allow_always(["Bash(npm test:*)"]))
+    decision = await task
+    assert decision.behavior == "allow" and decision.reason.detail == "approved by the user; saved Bash(npm test:*) for this session"
     again = await perms.decide(request_for(TOOLS["Bash"], {"command": "npm test"}, str(tmp_path), tool_use_id="t2"))
     assert again.behavior == "allow" and again.reason.kind == "rule" and again.reason.source == "session"
     assert broker.pending == {}
+    assert not (tmp_path / ".claude").exists()  # a session rule touches no file
 
 
 async def test_allow_with_feedback_and_edited_input(tmp_path):
@@ -220,11 +223,13 @@ async def test_always_allow_offers_narrow_rules_for_real_tools(tmp_path):
     ])
     await _until(lambda: "w1" in broker.pending, "the first Write to ask")
     asked = broker.pending["w1"]
-    assert asked.suggested_rules == ("Edit(src/**)",)  # the folder, as Claude Code suggests
-    assert asked.alternatives == ("Edit(src/util.py)", "Edit")
+    assert asked.suggested_rules == ("Edit(src/util.py)",)  # the file itself
+    assert asked.alternatives == ("Edit(src/**)", "Edit")  # then its folder, then every edit
     broker.answer("w1", ApprovalAnswer.allow())
     await _until(lambda: "w2" in broker.pending, "the second Write to ask")
-    assert broker.pending["w2"].suggested_rules == ("Edit(notes.md)",)  # a top-level file: itself
+    # A top-level file, anchored: Edit(notes.md) would match a notes.md in every folder.
+    assert broker.pending["w2"].suggested_rules == ("Edit(/notes.md)",)
+    assert broker.pending["w2"].alternatives == ("Edit",)
     broker.answer("w2", ApprovalAnswer.deny("not now"))
     await run
     assert not (tmp_path / "notes.md").exists()
@@ -242,8 +247,9 @@ async def test_always_allow_releases_the_waiting_calls_its_rule_covers(tmp_path)
 
     runs = [bash("t1", "touch one.txt"), bash("t2", "touch two.txt"), bash("t3", "mkdir three")]
     await _until(lambda: len(broker.pending) == 3, "three calls waiting at once")
-    assert broker.pending["t1"].suggested_rules == ("Bash(touch:*)",)
-    broker.answer("t1", ApprovalAnswer.allow_always())  # saves Bash(touch:*) ...
+    assert broker.pending["t1"].suggested_rules == ("Bash(touch one.txt)",)
+    assert broker.pending["t1"].alternatives == ("Bash(touch:*)", "Bash")
+    broker.answer("t1", ApprovalAnswer.allow_always(["Bash(touch:*)"]))  # the person picks the prefix ...
     first, second = await runs[0], await runs[1]  # ... which also covers the waiting t2
     assert not first[0].is_error and not second[0].is_error
     assert (tmp_path / "one.txt").exists() and (tmp_path / "two.txt").exists()
