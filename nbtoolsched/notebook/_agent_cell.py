@@ -422,7 +422,8 @@ def agent_command(session: NotebookSession, line: str, namespace: dict[str, Any]
     if command == "clear" and not rest:
         return conversation.clear()
     if command == "stop" and not rest:
-        return f"stopped {conversation.stop()} cell(s)"
+        stopped = conversation.stop()
+        return f"stopped {stopped} cell{'s' if stopped != 1 else ''}"
     if command == "save" and len(rest) == 1:
         return conversation.save(rest[0])
     if command == "load" and len(rest) in (1, 3) and (len(rest) == 1 or rest[1] == "--model"):

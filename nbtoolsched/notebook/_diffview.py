@@ -1,32 +1,62 @@
 """The overlay diff view: what a speculation would change, with Accept and Reject.
 
-Files created, changed or deleted are listed with their unified diffs. The header says
-where and why the speculation stopped, with the command that would let it go further,
-and the model's last words. Accept is only offered when something would change. Accept
-and Reject hand over to the loop, which calls the speculation's own
-``accept``/``reject``; once decided, the output becomes a static record of the outcome.
+Each file created, changed or deleted is a ``<details>`` of its own (open at first; its
+summary says ``M src/util.py +3 −1``) with its diff: old and new line numbers, the words
+that changed inside a changed line marked, long unchanged stretches folded. Each file
+has its own Accept and Reject; the view's Accept applies every file not rejected, its
+Reject applies nothing. When every file has its decision, the speculation is decided
+(``Speculation.accept(paths=...)`` for the files kept, ``reject()`` when none is). The
+header says where and why the speculation stopped, with the command that would let it
+go further, and the model's last words, rendered as Markdown.
+
+Accept and Reject hand over to the loop, which calls the speculation's own
+``accept``/``reject``; once decided, the output becomes a static record of what really
+happened: the files applied, and the files rejected (grey, struck through, never as if
+they had been written). ``snapshot_html()`` is that static HTML for the current state at
+any time (waiting for a decision too), for a notebook saved while the view is live.
 """
 
 from __future__ import annotations
 
+import difflib
 import html
-import logging
-from typing import Any, Callable
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
 
 import ipywidgets as widgets
 
 from .._tasks import TaskOwner
+from ..speculation import OverlayConflict
 from ._blocking import follow_frontend_routing
+from ._markdown import markdown_html
 from ._pump import UIPump
 from ._record import GONE_HTML, PANEL_CSS, Record
-from ._render import BORDER, FG, FG2, STATE_LABELS, diff_html
+from ._render import BORDER, BOX, FG, FG2, STATE_LABELS
 
-__all__ = ["DiffView", "explain_boundary"]
+__all__ = ["DiffView", "explain_boundary", "file_diff_html", "file_summary_html", "parse_diff", "plural"]
 
-log = logging.getLogger(__name__)
+_GREY = STATE_LABELS["cancelled"][1]
 _KIND_ACCENTS = {"created": STATE_LABELS["completed"][1], "modified": STATE_LABELS["executing"][1],
                  "deleted": STATE_LABELS["error"][1], "replaced": STATE_LABELS["error"][1],
                  "mode_changed": STATE_LABELS["executing"][1], "symlink": STATE_LABELS["completed"][1]}
+# One letter per kind, as git's status letters (the title attribute says the word).
+_KIND_LETTERS = {"created": "A", "modified": "M", "deleted": "D", "replaced": "R", "mode_changed": "M", "symlink": "L"}
+_NOT_DONE = {"created": "not created", "modified": "not changed", "deleted": "not deleted", "replaced": "not replaced",
+             "mode_changed": "mode not changed", "symlink": "no symlink made"}
+# Translucent tints read over a light and a dark background alike; the text keeps FG.
+_TINT_ADDED, _TINT_REMOVED, _TINT_HUNK = "rgba(46,160,67,0.18)", "rgba(248,81,73,0.18)", "rgba(56,139,253,0.14)"
+_WORD_ADDED, _WORD_REMOVED = "rgba(46,160,67,0.45)", "rgba(248,81,73,0.45)"
+_MONO = "var(--jp-code-font-family, monospace)"
+_STATUS_TEXT = {"running": "running", "ready": "waiting for Accept or Reject", "accepting": "accepting…",
+                "accepted": "accepted", "rejecting": "rejecting…", "rejected": "rejected", "failed": "failed"}
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 file``, ``2 files`` (``many``: the plural when it is not ``noun + "s"``)."""
+    return f"{count} {noun if count == 1 else (many or noun + 's')}"
 
 
 def explain_boundary(boundary: Any, mode: str) -> str:
@@ -66,6 +96,392 @@ def explain_boundary(boundary: Any, mode: str) -> str:
     return f"stopped: {boundary.describe()}"
 
 
+# -- parsing a unified diff ---------------------------------------------------------------------------
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
+
+
+@dataclass(slots=True)
+class DiffLine:
+    kind: str  # "context" | "added" | "removed" | "marker" (the "\ No newline at end of file" line)
+    old: int | None  # its number in the old file (None: not there)
+    new: int | None
+    text: str
+
+
+@dataclass(slots=True)
+class Hunk:
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    section: str  # what follows the second @@ (a function name, say)
+    lines: list[DiffLine] = field(default_factory=list)
+
+    @property
+    def old_first(self) -> int:
+        """The first old line it covers (for an insertion, the line after the one it follows)."""
+        return self.old_start if self.old_count else self.old_start + 1
+
+    @property
+    def new_first(self) -> int:
+        return self.new_start if self.new_count else self.new_start + 1
+
+    @property
+    def header(self) -> str:
+        return f"@@ -{self.old_start},{self.old_count} +{self.new_start},{self.new_count} @@" + (f" {self.section}" if self.section else "")
+
+
+@dataclass(slots=True)
+class ParsedDiff:
+    hunks: list[Hunk]
+    notes: list[str]  # lines that are no unified diff ("Binary file x differs", "folder deleted")
+    added: int = 0
+    removed: int = 0
+
+
+def parse_diff(diff: str) -> ParsedDiff:
+    """A one-file unified diff as hunks of numbered lines (file headers dropped)."""
+    parsed = ParsedDiff([], [])
+    hunk: Hunk | None = None
+    old = new = old_left = new_left = 0
+    for line in diff.splitlines():
+        if hunk is not None and line.startswith("\\"):
+            hunk.lines.append(DiffLine("marker", None, None, line[1:].strip()))
+            continue
+        if hunk is not None and (old_left or new_left):
+            tag, body = line[:1], line[1:]
+            if tag in (" ", "") and old_left and new_left:
+                hunk.lines.append(DiffLine("context", old, new, body))
+                old, new, old_left, new_left = old + 1, new + 1, old_left - 1, new_left - 1
+                continue
+            if tag == "-" and old_left:
+                hunk.lines.append(DiffLine("removed", old, None, body))
+                old, old_left, parsed.removed = old + 1, old_left - 1, parsed.removed + 1
+                continue
+            if tag == "+" and new_left:
+                hunk.lines.append(DiffLine("added", None, new, body))
+                new, new_left, parsed.added = new + 1, new_left - 1, parsed.added + 1
+                continue
+            old_left = new_left = 0  # not what the header promised: the rest is shown as notes
+        found = _HUNK.match(line)
+        if found:
+            a, b, c, d, section = found.groups()
+            hunk = Hunk(int(a), int(b) if b is not None else 1, int(c), int(d) if d is not None else 1, section.strip())
+            parsed.hunks.append(hunk)
+            old, new, old_left, new_left = hunk.old_first, hunk.new_first, hunk.old_count, hunk.new_count
+            continue
+        if line.startswith(("--- ", "+++ ")) and (hunk is None or not (old_left or new_left)):
+            continue
+        if line.strip():
+            parsed.notes.append(line)
+    return parsed
+
+
+def _matches(parsed: ParsedDiff, source: Sequence[str]) -> bool:
+    """Does ``source`` (the old file's lines) hold what each hunk says the old side held?"""
+    for hunk in parsed.hunks:
+        old_side = [line.text for line in hunk.lines if line.kind in ("context", "removed")]
+        start = hunk.old_first - 1
+        if start < 0 or list(source[start:start + hunk.old_count]) != old_side:
+            return False
+    return True
+
+
+# -- rendering a diff ---------------------------------------------------------------------------------
+_FOLD_AT = 8  # unchanged lines in a row beyond which the middle folds
+_KEEP = 3  # unchanged lines shown on each side of a fold
+_MAX_ROWS = 2000  # diff lines shown per file; the rest is counted
+_MAX_GAP_SHOWN = 1000  # unchanged lines a fold may hold (beyond: counted, not shown)
+_TOKENS = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def _word_pair(old: str, new: str) -> tuple[str, str] | None:
+    """The two lines as HTML with the changed words marked, or None when they have too
+    little in common for word marks to help (or are too long to compare)."""
+    if len(old) > 2000 or len(new) > 2000:
+        return None
+    a, b = _TOKENS.findall(old), _TOKENS.findall(new)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    opcodes = matcher.get_opcodes()
+    # How much of the lines' visible text (spaces aside) they share
+    same = sum(len("".join("".join(a[i1:i2]).split())) for op, i1, i2, _j1, _j2 in opcodes if op == "equal")
+    visible = max(len("".join(old.split())), len("".join(new.split())), 1)
+    if same / visible < 0.4:
+        return None
+    left, right = [], []
+    for op, i1, i2, j1, j2 in opcodes:
+        gone, came = html.escape("".join(a[i1:i2])), html.escape("".join(b[j1:j2]))
+        if op == "equal":
+            left.append(gone)
+            right.append(came)
+            continue
+        if gone:
+            left.append(f'<span class="nts-word-removed" style="background:{_WORD_REMOVED};border-radius:2px">{gone}</span>')
+        if came:
+            right.append(f'<span class="nts-word-added" style="background:{_WORD_ADDED};border-radius:2px">{came}</span>')
+    return "".join(left), "".join(right)
+
+
+def _bodies(lines: list[DiffLine]) -> list[str]:
+    """Each line's text as HTML; in a block of removed lines followed by added ones, each
+    removed line is paired with the first added line after the last pair that is close
+    enough to it, and their changed words are marked."""
+    out = [html.escape(line.text) for line in lines]
+    i = 0
+    while i < len(lines):
+        if lines[i].kind != "removed":
+            i += 1
+            continue
+        start = i
+        while i < len(lines) and lines[i].kind in ("removed", "marker"):
+            i += 1
+        removed = [k for k in range(start, i) if lines[k].kind == "removed"]
+        begin = i
+        while i < len(lines) and lines[i].kind in ("added", "marker"):
+            i += 1
+        added = [k for k in range(begin, i) if lines[k].kind == "added"]
+        if len(removed) * len(added) > 2500:  # a rewrite, not an edit: the line tints say it
+            continue
+        after = 0
+        for r in removed:
+            for position in range(after, len(added)):
+                pair = _word_pair(lines[r].text, lines[added[position]].text)
+                if pair is not None:
+                    out[r], out[added[position]] = pair
+                    after = position + 1
+                    break
+    return out
+
+
+def _ln_style(width: int) -> str:
+    return (f"flex:none;box-sizing:content-box;width:{width}ch;padding:0 6px 0 4px;text-align:right;color:{FG};font-size:11px;"
+            f"user-select:none;-webkit-user-select:none;border-right:1px solid {BORDER}")
+
+
+def _row(kind: str, old: int | None, new: int | None, body: str, width: int) -> str:
+    tint = {"added": _TINT_ADDED, "removed": _TINT_REMOVED}.get(kind)
+    sign = {"added": "+", "removed": "-"}.get(kind, " ")
+    ln = _ln_style(width)
+    return (f'<div class="nts-line nts-line-{kind}" style="display:flex;{f"background:{tint}" if tint else ""}">'
+            f'<span class="nts-ln" data-side="old" style="{ln}">{old if old is not None else ""}</span>'
+            f'<span class="nts-ln" data-side="new" style="{ln}">{new if new is not None else ""}</span>'
+            f'<span class="nts-sign" style="flex:none;width:1.5ch;padding-left:4px;color:{FG};user-select:none;'
+            f'-webkit-user-select:none">{sign}</span>'
+            f'<span class="nts-code" style="flex:1 1 auto;min-width:0;white-space:pre-wrap;overflow-wrap:anywhere;'
+            f'padding-right:6px">{body or " "}</span></div>')
+
+
+def _plain_row(css: str, text: str, width: int, style: str = "") -> str:
+    """A row without numbers: a hunk header, a marker, a count of lines not shown."""
+    ln = _ln_style(width)
+    return (f'<div class="{css}" style="display:flex;color:{FG};{style}"><span class="nts-ln" style="{ln}"></span>'
+            f'<span class="nts-ln" style="{ln}"></span><span style="flex:1 1 auto;min-width:0;padding:0 6px;'
+            f'white-space:pre-wrap;overflow-wrap:anywhere">{text}</span></div>')
+
+
+def _unchanged(old: int, new: int, texts: Sequence[str] | None, count: int, width: int, fold: bool) -> str:
+    """``count`` unchanged lines from old line ``old`` (new line ``new``): shown, folded
+    into a closed ``<details>``, or (their text unknown) counted."""
+    last_old, last_new = old + count - 1, new + count - 1
+    where = f"{old}–{last_old}" if old == new else f"old {old}–{last_old}, new {new}–{last_new}"
+    if texts is None or count > _MAX_GAP_SHOWN:
+        return _plain_row("nts-fold nts-fold-hidden", f"⋯ {plural(count, 'unchanged line')} ({where}) not shown", width,
+                          f"background:{_TINT_HUNK}")
+    rows = "".join(_row("context", old + k, new + k, html.escape(texts[k]), width) for k in range(count))
+    if not fold:
+        return rows
+    return (f'<details class="nts-fold"><summary style="display:block;cursor:pointer;list-style:none;color:{FG};'
+            f'background:{_TINT_HUNK};padding:0 6px 0 calc({2 * width}ch + 22px)">⋯ {plural(count, "unchanged line")} '
+            f'({where})</summary>{rows}</details>')
+
+
+def file_diff_html(diff: str, source: Sequence[str] | None = None, *, max_height: str = "28em") -> str:
+    """A file's unified diff as HTML, inline styles only: old and new line numbers
+    (``.nts-ln``), changed words marked (``.nts-word-added``/``.nts-word-removed``), long
+    unchanged stretches folded. ``source``, the old file's lines, lets the stretches
+    between hunks be unfolded; without it (or if it no longer matches) they are counted.
+    """
+    parsed = parse_diff(diff)
+    if not parsed.hunks and not parsed.notes:
+        return ""
+    src = source if source is not None and _matches(parsed, source) else None
+    highest = max([h.old_first + h.old_count for h in parsed.hunks] + [h.new_first + h.new_count for h in parsed.hunks]
+                  + [len(src) if src is not None else 0, 1])
+    width = max(3, len(str(highest)))
+    out: list[str] = []
+    shown = 0
+    after_old = after_new = 1
+    for hunk in parsed.hunks:
+        if shown >= _MAX_ROWS:
+            break
+        gap = hunk.old_first - after_old
+        if gap > 0:
+            texts = src[after_old - 1:hunk.old_first - 1] if src is not None else None
+            out.append(_unchanged(after_old, hunk.new_first - gap, texts, gap, width, fold=gap > _KEEP))
+        if src is None:  # with the whole file the lines run on (folds say what is left out)
+            out.append(_plain_row("nts-hunk", html.escape(hunk.header), width, f"background:{_TINT_HUNK}"))
+        lines, bodies = hunk.lines, _bodies(hunk.lines)
+        k = 0
+        while k < len(lines) and shown < _MAX_ROWS:
+            line = lines[k]
+            end = k
+            while end < len(lines) and lines[end].kind == "context":
+                end += 1
+            if end - k > _FOLD_AT:  # a long unchanged run inside the hunk: its middle folds
+                head, tail = k + _KEEP, end - _KEEP
+                out.extend(_row("context", lines[j].old, lines[j].new, bodies[j], width) for j in range(k, head))
+                first = lines[head]
+                assert first.old is not None and first.new is not None
+                out.append(_unchanged(first.old, first.new, [lines[j].text for j in range(head, tail)], tail - head,
+                                      width, fold=True))
+                out.extend(_row("context", lines[j].old, lines[j].new, bodies[j], width) for j in range(tail, end))
+                shown += end - k
+                k = end
+                continue
+            if line.kind == "marker":
+                out.append(_plain_row("nts-line nts-line-marker", f"\\ {html.escape(line.text)}", width))
+            else:
+                out.append(_row(line.kind, line.old, line.new, bodies[k], width))
+                shown += 1
+            k += 1
+        after_old, after_new = hunk.old_first + hunk.old_count, hunk.new_first + hunk.new_count
+    total = sum(1 for h in parsed.hunks for line in h.lines if line.kind != "marker")
+    if shown < total:
+        out.append(_plain_row("nts-fold nts-fold-hidden", f"… {plural(total - shown, 'more diff line')} not shown", width))
+    elif src is not None and parsed.hunks and len(src) >= after_old:
+        tail_count = len(src) - after_old + 1
+        out.append(_unchanged(after_old, after_new, src[after_old - 1:], tail_count, width, fold=tail_count > _KEEP))
+    for note in parsed.notes:
+        out.append(f'<div class="nts-diff-note" style="color:{FG};font-style:italic;padding:0 6px">{html.escape(note)}</div>')
+    return (f'<pre class="nts-diff" style="max-height:{max_height};overflow:auto;margin:2px 0;padding:2px 0;'
+            f'background:{BOX};color:{FG};font-family:{_MONO};font-size:12px;line-height:1.4;white-space:normal">'
+            f'{"".join(out)}</pre>')
+
+
+# -- one file ---------------------------------------------------------------------------------------------
+# A file's outcome: "undecided", "accept" / "reject" (chosen, the speculation not yet
+# decided), "applied" / "rejected" (what happened once it was).
+_BADGES = {"accept": ("accepted · not applied yet", STATE_LABELS["completed"][1]),
+           "reject": ("rejected", _GREY), "applied": ("applied", STATE_LABELS["completed"][1]),
+           "rejected": ("rejected · not applied", _GREY)}
+
+
+def _chip(text: str, accent: str, css: str, title: str = "") -> str:
+    tip = f' title="{html.escape(title)}"' if title else ""
+    return (f'<span class="{css}"{tip} style="display:inline-block;padding:0 6px;border-radius:3px;font-size:11px;'
+            f'line-height:16px;color:{FG};border:1px solid {accent};border-left:4px solid {accent}">{html.escape(text)}</span>')
+
+
+def file_summary_html(change: Any, outcome: str = "undecided", conflict: str = "") -> str:
+    """The summary line of one file: ``M src/util.py +3 −1``, and its decision."""
+    out = outcome in ("reject", "rejected")
+    accent = _GREY if out else _KIND_ACCENTS.get(change.kind, BORDER)
+    letter = _KIND_LETTERS.get(change.kind, "?")
+    word = change.kind.replace("_", " ")
+    kind = (f'<span class="nts-kind" title="{html.escape(word)}" style="display:inline-block;min-width:1.6em;'
+            f'text-align:center;font-weight:600;border-radius:3px;color:{FG};border:1px solid {accent};'
+            f'border-left:4px solid {accent}">{letter}</span>')
+    struck = f";text-decoration:line-through;color:{FG2}" if out else f";color:{FG}"
+    path = f'<code class="nts-path" style="background:transparent{struck}">{html.escape(change.path)}</code>'
+    counts = ""
+    if change.diff and not getattr(change, "binary", False):
+        parsed = parse_diff(change.diff)
+        if parsed.hunks:  # a rejected file's counts are neutral: nothing was added or removed
+            plus, minus = ("transparent", "transparent") if out else (_TINT_ADDED, _TINT_REMOVED)
+            chip = f"padding:0 3px;border-radius:3px;color:{FG2 if out else FG}"
+            counts = (f' <span class="nts-plus" style="{chip};background:{plus}">+{parsed.added}</span> '
+                      f'<span class="nts-minus" style="{chip};background:{minus}">−{parsed.removed}</span>')
+    detail = getattr(change, "detail", "")
+    extra = f' <span class="nts-file-detail" style="color:{FG2}">{html.escape(detail)}</span>' if detail else ""
+    if getattr(change, "binary", False) and not detail:
+        extra = f' <span class="nts-file-detail" style="color:{FG2}">binary file</span>'
+    badge = ""
+    if outcome in _BADGES:
+        text, colour = _BADGES[outcome]
+        badge = " " + _chip(text, colour, f"nts-file-status nts-file-{outcome}")
+    if conflict:
+        badge += " " + _chip("changed on disk", STATE_LABELS["error"][1], "nts-file-conflict", conflict)
+    return f"{kind} {path}{counts}{extra}{badge}"
+
+
+def file_section_html(change: Any, *, outcome: str = "undecided", conflict: str = "", note: str = "",
+                      source: Sequence[str] | None = None) -> str:
+    """One file as a ``<details>``: open unless it was rejected, its diff inside."""
+    is_out = outcome in ("reject", "rejected")
+    body = file_diff_html(change.diff or "", source) if change.diff and not getattr(change, "binary", False) else ""
+    if not body and getattr(change, "binary", False) and change.diff:
+        body = f'<div class="nts-diff-note" style="color:{FG2};font-style:italic">{html.escape(change.diff.strip())}</div>'
+    lines = ""
+    if conflict:
+        lines += f'<div class="nts-file-why" style="color:{FG};padding:2px 0">↳ accept refused: {html.escape(conflict)}</div>'
+    if note:
+        lines += f'<div class="nts-file-note" style="color:{FG2};padding:2px 0">↳ {html.escape(note)}</div>'
+    summary = file_summary_html(change, outcome, conflict)
+    return (f'<details class="nts-file-diff" data-path="{html.escape(change.path)}" data-outcome="{outcome}"'
+            f'{"" if is_out else " open"} style="font-size:12px;margin-top:4px;color:{FG}">'
+            f'<summary style="cursor:pointer;padding:1px 0">{summary}</summary>{lines}{body}</details>')
+
+
+def _read_source(root: str | None, rel: str, limit: int = 2 << 20) -> list[str] | None:
+    """The lines of the real file ``rel`` under ``root`` (never through a link), or None."""
+    if not root:
+        return None
+    try:
+        fd = os.open(os.path.join(root, rel), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(limit + 1)
+        return data.decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(fd)
+
+
+# -- the widgets ----------------------------------------------------------------------------------------------
+class _FileRow(widgets.HBox):
+    """One file: its ``<details>`` and its own Accept and Reject."""
+
+    def __init__(self, view: "DiffView", change: Any) -> None:
+        self.change = change
+        self.html = widgets.HTML(layout=widgets.Layout(flex="1 1 auto", min_width="0"))
+        self.accept_button = widgets.Button(description="Accept", icon="check", disabled=True,
+                                            tooltip=f"keep the change to {change.path} (applied when the speculation is decided)",
+                                            layout=widgets.Layout(width="auto"))
+        self.reject_button = widgets.Button(description="Reject", icon="times", disabled=True,
+                                            tooltip=f"leave {change.path} as it is: this change is not applied",
+                                            layout=widgets.Layout(width="auto"))
+        for button, css in ((self.accept_button, "nts-file-accept nts-btn-success"),
+                            (self.reject_button, "nts-file-reject nts-btn-danger")):
+            for name in css.split():
+                button.add_class(name)
+        path = change.path
+        self.accept_button.on_click(lambda _b: view._handoff(view._mark, path, "accept"))
+        self.reject_button.on_click(lambda _b: view._handoff(view._mark, path, "reject"))
+        follow_frontend_routing(self.accept_button, self.reject_button)
+        buttons = widgets.HBox([self.accept_button, self.reject_button], layout=widgets.Layout(flex="none", margin="2px 0 0 6px"))
+        super().__init__([self.html, buttons], layout=widgets.Layout(align_items="flex-start", width="100%"))
+        self.add_class("nts-file")
+
+    def close(self) -> None:
+        for widget in (self.html, self.accept_button, self.reject_button):
+            widget.close()
+        super().close()
+
+
+class _FileList(widgets.VBox):
+    """The files, one row each; ``value`` is their HTML together (what the view shows)."""
+
+    @property
+    def value(self) -> str:
+        return "".join((child.html if isinstance(child, _FileRow) else child).value for child in self.children)
+
+
 class DiffView(widgets.VBox):
     def __init__(self, speculation: Any, *, pump: UIPump, handoff: Callable[..., None], tasks: TaskOwner,
                  mode: str = "default") -> None:
@@ -76,12 +492,19 @@ class DiffView(widgets.VBox):
         self.status = "running"  # running | ready | accepting | accepted | rejecting | rejected | failed
         self.message = ""
         self._changes: list[Any] | None = None
+        self._sources: dict[str, list[str] | None] = {}  # the old file's lines, to unfold unchanged stretches
+        self._decisions: dict[str, str] = {}  # path -> "accept" | "reject", chosen per file
+        self._conflicts: dict[str, str] = {}  # path -> why accept refused it (it changed on disk)
+        self._applied: set[str] = set()  # once accepted: the paths really written
+        self._rows: dict[str, _FileRow] = {}
+        self._sections: dict[tuple[str, str, str, str], str] = {}
+        self._state: tuple[Any, ...] = ()  # what the record's snapshot last showed (see render)
         self._tasks = tasks  # the session's: an accept or reject under way ends with it at the latest
-        self.record = Record(self, self.text)
+        self.record = Record(self, self.text, snapshot=self.snapshot_html)
         self.style_html = widgets.HTML(PANEL_CSS + GONE_HTML)
         self.header = widgets.HTML()
         self.commands = widgets.HTML()  # the shell commands it ran, with what they printed
-        self.files = widgets.HTML()
+        self.files = _FileList()
         self.accept_button = widgets.Button(description="Accept", icon="check", disabled=True,
                                             tooltip="copy these changes into the project (and the transcript)")
         self.reject_button = widgets.Button(description="Reject", icon="times", disabled=True,
@@ -97,6 +520,7 @@ class DiffView(widgets.VBox):
                          layout=widgets.Layout(border=f"1px solid {BORDER}", padding="4px"))
         self.add_class("nts-panel")
         self.add_class("nts-diff-view")
+        self.add_class(f"nts-live-{self.record.key}")  # while it is drawn, its snapshot output hides
         self.render()
 
     # -- pump ------------------------------------------------------------------------------------------
@@ -109,24 +533,85 @@ class DiffView(widgets.VBox):
             self.status = "ready"
         if self.status == "ready" and self._changes is None:
             self._changes = self._read_changes()
+            self._show_files()
         with self.header.hold_sync():
             self.header.value = self._header_html()
         shown = _commands_html(commands_run(spec))
         if self.commands.value != shown:
             self.commands.value = shown
-        if self._changes is not None:
-            self.files.value = "".join(_file_html(c) for c in self._changes) or f'<i style="color:{FG2}">no files would change</i>'
-        self.accept_button.disabled = self.status != "ready" or not self._changes
-        self.reject_button.disabled = self.status != "ready"
+        ready = self.status == "ready"
+        for change in self._changes or []:
+            row = self._rows[change.path]
+            row.html.value = self._section(change)
+            decision = self._decisions.get(change.path)
+            row.accept_button.disabled = not ready or decision == "accept"
+            row.reject_button.disabled = not ready or decision == "reject"
+        kept = self._kept()
+        rejected = len(self._changes or []) - len(kept)
+        self.accept_button.description = f"Accept {plural(len(kept), 'file')}" if rejected and kept else "Accept"
+        self.accept_button.tooltip = ("copy these changes into the project (and the transcript)" if not rejected else
+                                      "copy the changes not rejected into the project (and the transcript)")
+        some_kept = any(d == "accept" for d in self._decisions.values())
+        self.reject_button.description = "Reject all" if some_kept else "Reject"
+        self.accept_button.disabled = not ready or not kept
+        self.reject_button.disabled = not ready
+        if self.record.final is None:
+            # A new state (ready, a decision, a refusal) is sent at once; what changes on
+            # its own while it runs (the commands it ran) at the record's own pace.
+            state = (self.status, self.message, tuple(sorted(self._decisions.items())), tuple(sorted(self._conflicts)))
+            self.record.refresh(force=state != self._state)
+            self._state = state
         if self.status in ("accepted", "rejected") and self.record.final is None:
-            self.record.finish(self._record_html(), self.text())
+            self.record.finish(self._static_html(final=True), self.text())
 
     def _read_changes(self) -> list[Any]:
         try:
-            return list(self.speculation.changes())
+            changes = list(self.speculation.changes())
         except Exception as err:  # noqa: BLE001 - shown in the view
             self.status, self.message = "failed", str(err)
             return []
+        root = getattr(getattr(self.speculation, "overlay", None), "cwd", None)
+        for change in changes:  # the real file still holds the old side: the stretches a diff leaves out
+            if change.kind == "modified" and change.diff and not getattr(change, "binary", False):
+                self._sources[change.path] = _read_source(root if isinstance(root, str) else None, change.path)
+        return changes
+
+    def _show_files(self) -> None:
+        if not self._changes:
+            self.files.children = [widgets.HTML(self._no_files_html())]
+            return
+        self._rows = {c.path: _FileRow(self, c) for c in self._changes}
+        self.files.children = list(self._rows.values())
+
+    def _no_files_html(self) -> str:
+        what = self.message if self.status == "failed" and self.message else "no files would change"
+        return f'<i style="color:{FG2}">{html.escape(what)}</i>'
+
+    def _paths(self) -> list[str]:
+        return [c.path for c in self._changes or []]
+
+    def _kept(self) -> list[str]:
+        """The files an Accept now applies: every one not rejected."""
+        return [p for p in self._paths() if self._decisions.get(p) != "reject"]
+
+    def _outcome(self, path: str) -> str:
+        if self.status == "accepted":
+            return "applied" if path in self._applied else "rejected"
+        if self.status == "rejected":
+            return "rejected"
+        return self._decisions.get(path, "undecided")
+
+    def _section(self, change: Any) -> str:
+        outcome, conflict = self._outcome(change.path), self._conflicts.get(change.path, "")
+        note = ""
+        if outcome == "applied" and self._decisions.get(change.path) == "reject":
+            note = "applied even so: a file you accepted is inside it, and cannot land without it"
+        key = (change.path, outcome, conflict, note)
+        found = self._sections.get(key)
+        if found is None:
+            found = self._sections[key] = file_section_html(change, outcome=outcome, conflict=conflict, note=note,
+                                                            source=self._sources.get(change.path))
+        return found
 
     def final_text(self) -> str:
         """The model's last words in the speculation (its final answer, if it gave one)."""
@@ -141,57 +626,156 @@ class DiffView(widgets.VBox):
                 return "\n".join(t for t in texts if t.strip()).strip()
         return ""
 
-    def _header_html(self) -> str:
+    def _progress(self) -> str:
+        """While waiting: how far the per-file decisions have got."""
+        if self.status != "ready" or not self._decisions or not self._changes:
+            return ""
+        accepted = sum(1 for d in self._decisions.values() if d == "accept")
+        rejected = sum(1 for d in self._decisions.values() if d == "reject")
+        left = len(self._changes) - accepted - rejected
+        parts = [f"{accepted} accepted" if accepted else "", f"{rejected} rejected" if rejected else "",
+                 f"{left} to decide" if left else ""]
+        return f"of {plural(len(self._changes), 'file')}: " + ", ".join(p for p in parts if p)
+
+    def _header_html(self, *, saved: bool = False) -> str:
+        """The header; ``saved``: as a snapshot says it (the state it was in when saved)."""
         spec = self.speculation
         overlay = getattr(spec, "overlay_kind", None)
         where = (f'<div class="nts-spec-overlay" style="color:{FG2}">overlay: {html.escape(overlay)} · '
                  f'{html.escape(getattr(spec, "overlay_note", ""))}</div>') if overlay else ""
-        counts = ""
-        if self._changes is not None:
-            counts = f" · {len(self._changes)} file{'s' if len(self._changes) != 1 else ''}"
-        note = f" · {html.escape(self.message)}" if self.message else ""
+        counts = f" · {plural(len(self._changes), 'file')}" if self._changes is not None else ""
+        notes = [n for n in (self._progress(), self.message) if n]
+        note = "".join(f" · {html.escape(n)}" for n in notes)
         said = self.final_text()
-        words = (f'<div class="nts-spec-text" style="margin-top:2px;color:{FG};white-space:pre-wrap">'
-                 f'<span style="color:{FG2}">model:</span> {html.escape(said[:1500])}</div>') if said else ""
-        why = explain_boundary(spec.boundary, self.mode) if spec.done or spec.boundary is not None else "running…"
+        words = (f'<div class="nts-spec-text" style="margin-top:4px;padding:2px 8px;border-left:3px solid {BORDER};color:{FG};'
+                 f'max-height:20em;overflow:auto"><div style="color:{FG2};font-size:11px">the model said</div>'
+                 f'{markdown_html(said[:8000])}</div>') if said else ""
+        done = spec.done or spec.boundary is not None
+        why = explain_boundary(spec.boundary, self.mode) if done else "" if saved else "running…"
+        status = _STATUS_TEXT.get(self.status, self.status)
+        status = status.rstrip("…") + " when saved" if saved else status
+        shown = f'<div class="nts-spec-why" style="color:{FG}">{html.escape(why)}</div>' if why else ""
         return (f'<div style="font-size:12px;color:{FG}"><b>speculation</b> {html.escape(repr(spec.suggestion))}{counts} · '
-                f'<span class="nts-spec-status">{self.status}</span>{note}'
-                f'<div class="nts-spec-why" style="color:{FG}">{html.escape(why)}</div>{where}{words}</div>')
+                f'<span class="nts-spec-status" data-status="{self.status}">{html.escape(status)}</span>'
+                f'{note}{shown}{where}{words}</div>')
 
-    def _record_html(self) -> str:
-        return (f'<div class="nts-record nts-diff-record" style="font-size:12px;color:{FG};border:1px solid {BORDER};padding:4px">'
-                f'{self._header_html()}{self.commands.value}{self.files.value}</div>')
+    def _static_html(self, *, final: bool) -> str:
+        if self._changes is None:
+            files = ""
+        elif not self._changes:
+            files = self._no_files_html()
+        else:
+            files = "".join(f'<div class="nts-file" data-path="{html.escape(c.path)}" data-outcome="{self._outcome(c.path)}">'
+                            f'{self._section(c)}</div>' for c in self._changes)
+        css = "nts-record nts-diff-record" if final else "nts-record nts-snapshot nts-diff-snapshot"
+        saved = "" if final else (f'<div class="nts-saved-note" style="color:{FG2}">This is the speculation as it was when the '
+                                  "notebook was saved: none of it was applied then, and only its kernel, which holds the "
+                                  "overlay, could apply it. Run the cell again to start over.</div>")
+        return (f'<div class="{css}" style="font-size:12px;color:{FG};border:1px solid {BORDER};padding:4px">'
+                f'{self._header_html(saved=not final)}{saved}{_commands_html(commands_run(self.speculation))}{files}</div>')
+
+    def snapshot_html(self) -> str:
+        """Static HTML of the current state, at any time: while it runs, while it waits for
+        Accept or Reject (with the diff and the decisions so far), and once decided (then
+        the final record: ``.nts-diff-record``; before, ``.nts-diff-snapshot``). The view's
+        record shows it where the widget cannot be drawn; ``render`` calls the record's
+        ``refresh`` (at once when the state changed). It reads the view's state and changes
+        none of it."""
+        return self._static_html(final=self.status in ("accepted", "rejected"))
 
     # -- decisions (loop thread) -------------------------------------------------------------------------
-    def _decide(self, what: str) -> None:
-        if self.status != "ready" or (what == "accept" and not self._changes):
+    def _mark(self, path: str, what: str) -> None:
+        """One file's Accept or Reject; the last file decided decides the speculation."""
+        if self.status != "ready" or path not in self._paths():
             return
-        self.status = "accepting" if what == "accept" else "rejecting"
-        self._tasks.start(self._finish(what), name=f"nbtoolsched-speculation-{what}")
+        self._decisions[path] = what
+        if what == "reject":
+            self._conflicts.pop(path, None)
+        if all(p in self._decisions for p in self._paths()):
+            kept = self._kept()
+            self._start("accept" if kept else "reject", kept)
+            return
         self.pump.mark(self)
 
-    async def _finish(self, what: str) -> None:
+    def _decide(self, what: str) -> None:
+        if self.status != "ready":
+            return
+        kept = self._kept()
+        if what == "accept" and not kept:
+            return
+        self._start(what, kept if what == "accept" else [])
+
+    def _start(self, what: str, kept: list[str]) -> None:
+        self.status = "accepting" if what == "accept" else "rejecting"
+        self._tasks.start(self._finish(what, kept), name=f"nbtoolsched-speculation-{what}")
+        self.pump.mark(self)
+
+    async def _finish(self, what: str, kept: list[str]) -> None:
         try:
             if what == "accept":
-                result = await self.speculation.accept()
-                self.status, self.message = "accepted", f"{len(result.changes)} file(s) written"
+                everything = self._paths()
+                if set(kept) == set(everything):
+                    result = await self.speculation.accept()
+                else:
+                    result = await self.speculation.accept(paths=kept)
+                self._applied = {c.path for c in result.changes}
+                self._conflicts = {}
+                written = sum(1 for p in everything if p in self._applied)
+                left = len(everything) - written
+                self.status = "accepted"
+                self.message = f"{plural(written, 'file')} written" + (f", {left} rejected (not written)" if left else "")
             else:
                 await self.speculation.reject()
                 self.status, self.message = "rejected", "nothing was written"
-        except Exception as err:  # noqa: BLE001 - a conflict or a failure is shown, not raised
+        except OverlayConflict as err:  # nothing was written (unless err.applied says otherwise)
+            self.status, self.message = "ready", self._refused(err)
+        except Exception as err:  # noqa: BLE001 - a failure is shown, not raised
             self.status, self.message = ("ready" if what == "accept" else "failed"), str(err)
         self.pump.mark(self)
+
+    def _refused(self, err: OverlayConflict) -> str:
+        """Each conflict shown at its file (a path inside a folder at that folder); the
+        header says what was refused, and anything that belongs to no file."""
+        known = self._paths()
+        self._conflicts = {}
+        elsewhere = []
+        for conflict in err.conflicts:
+            owner = conflict.path if conflict.path in known else next(
+                (p for p in sorted(known, key=len, reverse=True) if conflict.path.startswith(p + os.sep)), None)
+            if owner is None:
+                elsewhere.append(str(conflict))
+                continue
+            why = conflict.reason if owner == conflict.path else f"{conflict.path}: {conflict.reason}"
+            self._conflicts[owner] = f"{self._conflicts[owner]}; {why}" if owner in self._conflicts else why
+        if err.applied:
+            return str(err)
+        parts = []
+        if self._conflicts:
+            count = len(self._conflicts)
+            parts.append(f"accept refused, nothing was written: {plural(count, 'file')} changed on disk meanwhile "
+                         f"(marked below); reject {'it' if count == 1 else 'them'} to accept the others")
+        if elsewhere:
+            parts.append(("accept refused, nothing was written: " if not parts else "") + "; ".join(elsewhere))
+        return "; ".join(parts) or str(err)
 
     def click(self, what: str) -> None:
         """Programmatic Accept/Reject (tests, headless notebooks)."""
         (self.accept_button if what == "accept" else self.reject_button).click()
+
+    def click_file(self, path: str, what: str) -> None:
+        """Programmatic Accept/Reject of one file."""
+        row = self._rows[path]
+        (row.accept_button if what == "accept" else row.reject_button).click()
 
     # -- display ---------------------------------------------------------------------------------------------
     def _ipython_display_(self) -> None:
         self.record.show()
 
     def text(self) -> str:
-        head = f"speculation {self.speculation.suggestion!r}: {self.status}"
+        head = f"speculation {self.speculation.suggestion!r}: {_STATUS_TEXT.get(self.status, self.status)}"
+        notes = [n for n in (self._progress(), self.message) if n]
+        if notes:
+            head += "".join(f" · {n}" for n in notes)
         if self.speculation.done or self.speculation.boundary is not None:
             head += f"\n  {explain_boundary(self.speculation.boundary, self.mode)}"
         said = self.final_text()
@@ -201,15 +785,28 @@ class DiffView(widgets.VBox):
             head += f"\n  $ {command}" + (" (failed)" if failed else "") + "".join(f"\n    {line}" for line in output.splitlines()[:12])
         if self._changes is None:
             return head
-        parts = [head] + [f"{c.kind} {c.path}" + (f" ({c.detail})" if getattr(c, "detail", "") else "") + f"\n{c.diff}".rstrip()
-                          for c in self._changes]
+        parts = [head] + [self._file_text(c) for c in self._changes]
         return "\n".join(parts)
+
+    def _file_text(self, change: Any) -> str:
+        outcome = self._outcome(change.path)
+        detail = f" ({change.detail})" if getattr(change, "detail", "") else ""
+        if outcome == "rejected":
+            return f"rejected {change.path}: {_NOT_DONE.get(change.kind, 'not applied')}"
+        mark = {"accept": " [accepted]", "reject": " [rejected]", "applied": " [applied]"}.get(outcome, "")
+        conflict = f" [changed on disk: {self._conflicts[change.path]}]" if change.path in self._conflicts else ""
+        return f"{change.kind} {change.path}{detail}{mark}{conflict}" + f"\n{change.diff}".rstrip()
 
     def __repr__(self) -> str:
         return self.text()
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(self.text())
+
+    def close(self) -> None:
+        for row in self._rows.values():
+            row.close()
+        super().close()
 
 
 _SHOWN_LINES = 20
@@ -242,22 +839,10 @@ def _commands_html(commands: list[tuple[str, str, bool]]) -> str:
     parts = []
     for command, output, failed in commands:
         lines = output.splitlines()
-        shown = "\n".join(lines[:_SHOWN_LINES]) + (f"\n… {len(lines) - _SHOWN_LINES} more lines" if len(lines) > _SHOWN_LINES else "")
-        mark = f' <span style="color:{STATE_LABELS["error"][1]}">failed</span>' if failed else ""
-        parts.append(f'<div class="nts-spec-command" style="font-size:12px;margin-top:4px;color:{FG}"><code>$ {html.escape(command[:300])}</code>'
-                     f'{mark}<pre style="margin:2px 0 0 0;max-height:12em;overflow:auto;color:{FG2}">{html.escape(shown)}</pre></div>')
+        more = len(lines) - _SHOWN_LINES
+        shown = "\n".join(lines[:_SHOWN_LINES]) + (f"\n… {plural(more, 'more line')}" if more > 0 else "")
+        mark = " " + _chip("failed", STATE_LABELS["error"][1], "nts-failed") if failed else ""
+        parts.append(f'<div class="nts-spec-command" style="font-size:12px;margin-top:4px;color:{FG}"><code style="color:{FG};'
+                     f'background:transparent">$ {html.escape(command[:300])}</code>{mark}<pre style="margin:2px 0 0 0;'
+                     f'max-height:12em;overflow:auto;color:{FG2}">{html.escape(shown)}</pre></div>')
     return "".join(parts)
-
-
-def _file_html(change: Any) -> str:
-    accent = _KIND_ACCENTS.get(change.kind, BORDER)
-    head = (f'<div class="nts-file" style="font-size:12px;margin-top:4px;color:{FG}"><span style="display:inline-block;padding:0 6px;'
-            f'border:1px solid {accent};border-left:5px solid {accent};border-radius:3px">{html.escape(change.kind)}</span> '
-            f'<code style="color:{FG}">{html.escape(change.path)}</code></div>')
-    detail = getattr(change, "detail", "")
-    line = f'<i style="color:{FG2}">{html.escape(detail)}</i>' if detail else ""
-    if getattr(change, "binary", False):
-        body = line or f'<i style="color:{FG2}">binary file</i>'
-    else:
-        body = (line if detail and not change.diff else "") + diff_html(change.diff or "") if change.diff else line
-    return head + body

@@ -203,7 +203,7 @@ class ToolMagics(Magics):
         if command == "abort":
             live = session.live_runs()
             session.interrupt()
-            return TextView(f"aborted {len(live)} run(s)")
+            return TextView(f"aborted {len(live)} run{'s' if len(live) != 1 else ''}")
         raise UsageError(f"unknown %toolsched command {command!r}; try %toolsched help")
 
     def _register(self, names: list[str]) -> str:

@@ -336,7 +336,7 @@ class NotebookSession:
         pending = self.broker.snapshot()
         if not pending:
             return "no approvals pending"
-        lines = [f"{len(pending)} pending approval(s):"]
+        lines = [f"{len(pending)} pending approval{'s' if len(pending) != 1 else ''}:"]
         lines += [f"  {p['tool_use_id']}  {p['tool_name']}: {p['reason']}" for p in pending]
         return "\n".join(lines)
 

@@ -58,8 +58,10 @@ class ContinuingSpeculation:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._speculation, name)
 
-    async def accept(self) -> Any:
-        result = await self._speculation.accept()
+    async def accept(self, *, paths: Any = None) -> Any:
+        """Accept it (only ``paths``, if given: the messages then say which files were
+        left out) and continue the conversation with what it said and did."""
+        result = await (self._speculation.accept() if paths is None else self._speculation.accept(paths=paths))
         self._conversation.accept_speculation(self._speculation.suggestion, result.messages)
         return result
 

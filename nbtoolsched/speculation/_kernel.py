@@ -28,11 +28,12 @@ import stat
 import tempfile
 import uuid
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..sandbox._overlay import KernelOverlay, StatEntry, UpperEntry, lstat_or_none as _lstat, now_entry, stat_manifest, upper_entries
 from ._safefs import UnsafePath
 from ..shell import safety_concern
-from ._overlay import Conflict, FileChange, OverlayConflict, PathOutsideCwd, is_inside, unified_diff
+from ._overlay import Conflict, FileChange, OverlayConflict, PathOutsideCwd, chosen_paths, is_inside, unified_diff
 
 __all__ = ["KernelView", "CACHE_NAMES"]
 
@@ -235,15 +236,38 @@ class KernelView:
         mode = f"mode {real.mode:04o} → {entry.mode:04o}" if real.mode != entry.mode else ""
         return FileChange(rel, "modified", diff, binary, detail="; ".join(filter(None, (_cache_note(rel), mode, special))))
 
-    def protected(self) -> list[str]:
-        """Changed paths in a place programs run from (.git/hooks, .claude/, .vscode/...)."""
-        return [c.path for c in self.changes() if safety_concern([self.real_path(c.path)])]
+    def protected(self, paths: Iterable[str] | None = None) -> list[str]:
+        """Changed paths in a place programs run from (.git/hooks, .claude/, .vscode/...),
+        of those an accept of ``paths`` would apply (all by default)."""
+        chosen = self._needed(self._plan(), paths)
+        return [c.path for c in self.changes() if c.path in chosen and safety_concern([self.real_path(c.path)])]
 
-    def conflicts(self) -> list[Conflict]:
-        """Paths the real tree no longer holds as it did when the speculation started."""
+    def _needed(self, plan: list[_Planned], paths: Iterable[str] | None) -> set[str]:
+        """The changed paths an accept of ``paths`` applies: those, and every folder above
+        one of them that the real tree lacks (created, or a file there before), since a
+        file cannot land without its folder. A folder that exists stays as it is (its mode
+        change or its replacement is applied only when chosen itself)."""
+        changed = {p.change.path: p for p in plan if p.change is not None}
+        chosen = chosen_paths([p.change for p in plan if p.change is not None], paths)
+        if paths is None:
+            return chosen
+        for rel in list(chosen):
+            parent = os.path.dirname(rel)
+            while parent:
+                real = self.manifest.get(parent)
+                if parent in changed and (real is None or real.kind != "dir"):
+                    chosen.add(parent)
+                parent = os.path.dirname(parent)
+        return chosen
+
+    def conflicts(self, paths: Iterable[str] | None = None) -> list[Conflict]:
+        """Paths the real tree no longer holds as it did when the speculation started (of
+        those an accept of ``paths`` would touch; all by default)."""
         out: list[Conflict] = []
-        for planned in self._plan():
-            if planned.change is None:
+        plan = self._plan()
+        chosen = self._needed(plan, paths)
+        for planned in plan:
+            if planned.change is None or planned.change.path not in chosen:
                 continue
             for rel in self._touched(planned.entry):
                 problem = self._conflict(rel)
@@ -283,8 +307,13 @@ class KernelView:
         return None
 
     # -- accept / reject ----------------------------------------------------------------------
-    def apply(self, *, allow_protected: bool = False, max_bytes: int | None = None) -> list[FileChange]:
-        """Check, then apply the upper folder to the real tree, all or nothing.
+    def apply(self, *, allow_protected: bool = False, max_bytes: int | None = None,
+              paths: Iterable[str] | None = None) -> list[FileChange]:
+        """Check, then apply the upper folder to the real tree, all or nothing; returns the
+        changes applied.
+
+        ``paths`` applies only those changes (and the folders above them that the real tree
+        lacks: ``_needed``); a change left out is neither checked nor applied.
 
         Raises ``OverlayConflict`` (nothing applied) when a path changed on disk since the
         start, when the overlay holds more than ``max_bytes`` (a sparse file is written out
@@ -294,18 +323,22 @@ class KernelView:
         its target under a temporary name; only then do the renames and removals run, and a
         failure undoes the ones made. Set-user-ID, set-group-ID and sticky bits are not carried
         over (``changes()`` names them)."""
-        changes = self.changes()
-        conflicts = self.conflicts()
+        plan = self._plan()
+        chosen = self._needed(plan, paths)
+        changes = [p.change for p in plan if p.change is not None and p.change.path in chosen]
+        conflicts = self.conflicts(chosen)
         if max_bytes is not None:
             held = self.mount.upper_size(max_bytes)
             if held > max_bytes:
                 conflicts.append(Conflict(".", f"the overlay holds more than {max_bytes} bytes, its size budget"))
         if not allow_protected:
             conflicts += [Conflict(p, "it is a place programs run from (pass allow_protected=True after reading it)")
-                          for p in self.protected()]
+                          for p in self.protected(chosen)]
         if conflicts:
             raise OverlayConflict(conflicts)
-        entries = [p.entry for p in self._plan() if p.change is not None or p.entry.kind == "dir"]
+        # An unchanged folder is walked through (its mode set to what it already is).
+        entries = [p.entry for p in plan if (p.change is not None and p.change.path in chosen)
+                   or (p.change is None and p.entry.kind == "dir")]
         staged = _Staging(self.cwd, self.mount.upper)
         try:
             for entry in entries:

@@ -16,11 +16,11 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Iterable, Literal, Sequence
 
 from ._safefs import Snapshot, StagedChange, UnsafePath, read_entry, stage_delete, stage_write
 
-__all__ = ["Overlay", "FileChange", "Conflict", "OverlayConflict", "PathOutsideCwd", "is_inside"]
+__all__ = ["Overlay", "FileChange", "Conflict", "OverlayConflict", "PathOutsideCwd", "is_inside", "chosen_paths"]
 
 # created, modified, deleted; with the kernel overlay also: a folder or file replaced by
 # something else, only the mode changed, a symlink made.
@@ -69,6 +69,24 @@ class OverlayConflict(NbtoolschedError):
 def is_inside(path: str, root: str) -> bool:
     """True when ``path`` is ``root`` or below it (both already absolute and normalised)."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def chosen_paths(changes: Sequence[FileChange], paths: Iterable[str] | None) -> set[str]:
+    """The changed paths an accept applies: all of them (``paths=None``), or those named.
+
+    ``ValueError`` names any path that is not one of the changes (a typo must not quietly
+    apply less than the user chose)."""
+    known = {c.path for c in changes}
+    if paths is None:
+        return known
+    if isinstance(paths, str):
+        raise TypeError("paths must be a list of paths, not one string")
+    wanted = {os.path.normpath(p) for p in paths}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise ValueError(f"not among the speculation's changes: {', '.join(unknown)} "
+                         f"(the changes are: {', '.join(sorted(known)) or 'none'})")
+    return wanted
 
 
 class Overlay:
@@ -174,10 +192,15 @@ class Overlay:
         diff, binary = unified_diff(rel, old if real.kind == "file" else None, new)
         return FileChange(rel, kind, diff, binary)
 
-    def conflicts(self) -> list[Conflict]:
-        """Files whose real copy no longer holds what the overlay started from."""
+    def conflicts(self, paths: Iterable[str] | None = None) -> list[Conflict]:
+        """Files whose real copy no longer holds what the overlay started from (of the
+        changes named by ``paths``; all of them by default)."""
+        changes = self.changes()
+        chosen = chosen_paths(changes, paths)
         out = []
-        for change in self.changes():
+        for change in changes:
+            if change.path not in chosen:
+                continue
             problem = self._conflict(change.path)
             if problem:
                 out.append(Conflict(change.path, problem))
@@ -201,14 +224,18 @@ class Overlay:
         return f"it is now {now.describe()}"
 
     # -- accept / reject ---------------------------------------------------------------------
-    def apply(self) -> list[FileChange]:
-        """Copy every change back into cwd, all or nothing; raise ``OverlayConflict`` if unsafe.
+    def apply(self, paths: Iterable[str] | None = None) -> list[FileChange]:
+        """Copy every change back into cwd (or only those ``paths`` name), all or nothing;
+        raise ``OverlayConflict`` if unsafe. Returns the changes applied.
 
-        Every change is staged and checked before the first one lands. If a commit still
-        fails (the tree changed in the last instant), the ones already made are undone.
+        Every chosen change is staged and checked before the first one lands; a file left
+        out is neither checked nor written. If a commit still fails (the tree changed in the
+        last instant), the ones already made are undone.
         """
-        changes = self.changes()
-        conflicts = self.conflicts()
+        everything = self.changes()
+        chosen = chosen_paths(everything, paths)
+        changes = [c for c in everything if c.path in chosen]
+        conflicts = self.conflicts(chosen)
         if conflicts:
             raise OverlayConflict(conflicts)
         staged: list[StagedChange] = []

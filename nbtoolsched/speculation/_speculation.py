@@ -12,8 +12,8 @@ import asyncio
 import os
 import tempfile
 import time
-from dataclasses import dataclass
-from typing import Any, Literal, Required, Sequence, TypedDict, Unpack
+from dataclasses import dataclass, field
+from typing import Any, Collection, Iterable, Literal, Required, Sequence, TypedDict, Unpack
 
 from .._messages import MessageLike
 from .._registry import ToolRegistry
@@ -31,6 +31,7 @@ from ._boundary import Budget
 from ._kernel import KernelView
 from ._overlay import FileChange, Overlay, is_inside
 from ._transcript import as_message_dicts, clean_with_sources, cut_to_continuable
+from ._texts import not_accepted
 
 __all__ = ["Speculation", "AcceptResult", "speculate", "start_speculation", "MAX_SPECULATION_TURNS", "MAX_SPECULATION_MESSAGES"]
 
@@ -47,8 +48,9 @@ class AcceptResult:
     changes: list[FileChange]  # what was copied into the real tree
     boundary: Boundary
     time_saved: float  # seconds of work already done when the user accepted
-    query_required: bool  # stopped at a boundary: run a normal turn to continue
+    query_required: bool  # the messages end with a user message: run a normal turn to continue
     tool_use_count: int
+    rejected: list[FileChange] = field(default_factory=list)  # changes left out by accept(paths=...), not applied
 
 
 class Speculation:
@@ -158,7 +160,7 @@ class Speculation:
         elif isinstance(item["content"], list):
             self.tool_use_count += sum(1 for b in item["content"] if b.get("type") == "tool_result" and not b.get("is_error"))
         if len(self.transcript) >= self.max_messages:
-            self._record(Boundary("max_messages", detail=f"{len(self.transcript)} messages"))
+            self._record(Boundary("max_messages", detail=_plural(len(self.transcript), "message")))
 
     def _record(self, boundary: Boundary) -> None:
         if self._stop is None:
@@ -176,7 +178,7 @@ class Speculation:
         if last is not None and last["role"] == "assistant" and not _has_tool_use(last):
             return Boundary("complete")
         kind: BoundaryKind = "max_turns" if self.turns >= self.max_turns else "incomplete"
-        return Boundary(kind, detail=f"{self.turns} turns")
+        return Boundary(kind, detail=_plural(self.turns, "turn"))
 
     # -- looking at it -----------------------------------------------------------------------
     @property
@@ -209,18 +211,29 @@ class Speculation:
         self.abort.abort(STOPPED_FROM_OUTSIDE)
 
     # -- deciding ------------------------------------------------------------------------------
-    async def accept(self, *, allow_protected: bool = False) -> AcceptResult:
+    async def accept(self, *, allow_protected: bool = False, paths: Iterable[str] | None = None) -> AcceptResult:
         """Stop if running, copy the overlay back (all or nothing), return the clean messages.
+
+        ``paths`` (paths relative to cwd, as ``changes()`` names them) keeps only those
+        changes: the others are rejected, not applied, and not checked (a file the user
+        rejected may have changed on disk meanwhile). With the kernel overlay, a chosen
+        file also brings the folders above it that the real tree lacks. The messages then
+        end with a note telling the model which changes were left out, and
+        ``AcceptResult.rejected`` lists them. A path that is not a change is a ``ValueError``.
 
         With a kernel overlay, a change in a place programs run from (``.vscode/``, a new
         ``.mcp.json``...) is refused unless ``allow_protected=True`` (read ``changes()`` first).
 
-        Raises ``OverlayConflict`` naming every file that changed on disk meanwhile (its
-        bytes, mode or kind); nothing is written then (a commit that fails at the last
+        Raises ``OverlayConflict`` naming every chosen file that changed on disk meanwhile
+        (its bytes, mode or kind); nothing is written then (a commit that fails at the last
         instant is undone; ``applied`` names any file the undo could not restore), and
-        the speculation stays open (reject it, or retry).
+        the speculation stays open (reject it, or retry, with fewer paths say).
         """
         self._require_open("accept")
+        if paths is not None:
+            if isinstance(paths, str):
+                raise TypeError("paths must be a list of paths, not one string")
+            paths = list(paths)
         accepted_at = time.monotonic()
         if not self.done:
             self.stop()
@@ -230,15 +243,22 @@ class Speculation:
         kept = clean_with_sources(self.transcript, self.overlay.to_real)
         if not boundary.complete:
             kept = cut_to_continuable(kept)
+        everything = self.overlay.changes()
         if isinstance(self.overlay, KernelView):
-            changes = self.overlay.apply(allow_protected=allow_protected, max_bytes=self.budget.upper_bytes)
+            changes = self.overlay.apply(allow_protected=allow_protected, max_bytes=self.budget.upper_bytes, paths=paths)
         else:
-            changes = self.overlay.apply()
-        self._merge_file_state(changes)
+            changes = self.overlay.apply(paths)
+        applied = {c.path for c in changes}
+        rejected = [c for c in everything if c.path not in applied]
+        self._merge_file_state(changes, {c.path for c in rejected})
         self.overlay.discard()
         self.state = "accepted"
         saved = self._time_saved(kept, boundary, accepted_at)
-        return AcceptResult([m for m, _ in kept], changes, boundary, saved, not boundary.complete, self.tool_use_count)
+        messages = [m for m, _ in kept]
+        if rejected:  # the model must not go on believing those files hold what it wrote
+            messages = _with_note(messages, not_accepted([c.path for c in rejected]))
+        required = not boundary.complete or bool(rejected)  # the messages end with a user message
+        return AcceptResult(messages, changes, boundary, saved, required, self.tool_use_count, rejected)
 
     def _time_saved(self, kept: list[tuple[dict[str, Any], int]], boundary: Boundary, accepted_at: float) -> float:
         """Work the user will not wait for: up to the last message that was kept.
@@ -266,25 +286,44 @@ class Speculation:
         if self.state in ("accepted", "rejected"):
             raise RuntimeError(f"cannot {what} a speculation that was already {self.state}")
 
-    def _merge_file_state(self, changes: list[FileChange]) -> None:
-        """What the run read stays known to the session: Edit after accept needs no re-Read."""
+    def _merge_file_state(self, changes: list[FileChange], rejected: Collection[str] = ()) -> None:
+        """What the run read stays known to the session: Edit after accept needs no re-Read.
+        A file whose change was rejected is not: the run knew a version that was never applied."""
         main, overlay = self._main.context.file_state, self.overlay
         changed = {c.path for c in changes}
         for state in self.file_state.own_states():
             if self.file_state.changed_since_read(state.path):
                 continue
             if is_inside(state.path, overlay.tree):
-                real = overlay.real_path(os.path.relpath(state.path, overlay.tree))
+                rel = os.path.relpath(state.path, overlay.tree)
+                real = overlay.real_path(rel)
             elif is_inside(state.path, overlay.cwd) and os.path.relpath(state.path, overlay.cwd) not in changed:
-                real = state.path
+                rel, real = os.path.relpath(state.path, overlay.cwd), state.path
             else:
+                continue
+            if rel in rejected:
                 continue
             if os.path.isfile(real):
                 main.record(real, partial=state.partial)
 
     def __repr__(self) -> str:
         where = self._final.describe() if self._final else "running"
-        return f"<Speculation {self.suggestion[:40]!r} {self.state} ({where}), {self.turns} turns>"
+        return f"<Speculation {self.suggestion[:40]!r} {self.state} ({where}), {_plural(self.turns, 'turn')}>"
+
+
+def _with_note(messages: list[dict[str, Any]], note: str) -> list[dict[str, Any]]:
+    """``messages`` ending with ``note`` as user text: joined to a last user message (after
+    its tool results), else as a new user message, so roles keep alternating."""
+    block = {"type": "text", "text": note}
+    if messages and messages[-1]["role"] == "user":
+        last = messages[-1]
+        content = last["content"] if isinstance(last["content"], list) else [{"type": "text", "text": last["content"]}]
+        return messages[:-1] + [{**last, "content": [*content, block]}]
+    return messages + [{"role": "user", "content": [block]}]
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _has_tool_use(message: dict[str, Any]) -> bool:

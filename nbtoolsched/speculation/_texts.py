@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["stopped_edit", "stopped_shell", "stopped_outside", "stopped_tool", "stopped_permission", "stopped_network",
-           "stopped_unsandboxed", "stopped_budget", "ALREADY_STOPPED"]
+           "stopped_unsandboxed", "stopped_budget", "not_accepted", "ALREADY_STOPPED"]
 
 _TAIL = "Nothing was changed. The user will decide how to go on."
 
@@ -41,3 +41,10 @@ def stopped_unsandboxed(command: str) -> str:
 
 def stopped_budget(what: str) -> str:
     return f"Speculative run stopped: {what}. {_TAIL}"
+
+
+def not_accepted(paths: list[str]) -> str:
+    """Told to the model when the user kept only part of a speculation's file changes."""
+    which = "that path is" if len(paths) == 1 else "those paths are"
+    return (f"The user accepted this work only in part: the changes to {', '.join(paths)} were rejected and not "
+            f"applied, so {which} as before this work (a file it created does not exist).")

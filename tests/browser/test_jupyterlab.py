@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -68,7 +69,7 @@ import nbtoolsched as nts, os
 from nbtoolsched.models import ScriptedModel, tool_use
 
 @nts.tool(concurrency_safe=True)
-async def touch(name: str) -> str:
+async def Touch(name: str) -> str:
     \"\"\"Create an empty file (not read-only, so every call asks).\"\"\"
     open(name, "w").close()
     return "made " + name
@@ -76,7 +77,11 @@ async def touch(name: str) -> str:
 open("kernel.pid", "w").write(str(os.getpid()))
 os.makedirs("src", exist_ok=True)
 open("src/util.py", "w").write("def answer():\\n    return 1\\n")
-model = ScriptedModel([[tool_use("Write", file_path="notes.txt", content="hello from the overlay\\n")], "I wrote the notes."])"""
+open("src/names.py", "w").write("def name():\\n    return 'old'\\n")
+model = ScriptedModel([[tool_use("Write", file_path="notes.txt", content="hello from the overlay\\n")], "I wrote the **notes**."])
+agent_model = ScriptedModel([[tool_use("Read", file_path="src/names.py")],
+                             [tool_use("Edit", file_path="src/names.py", old_string="'old'", new_string="'new'")],
+                             "Renamed it: `name()` now returns **new**."])"""
 EDITS = """%%toolcall --name edits
 - Read: src/util.py
 - Edit: {file_path: src/util.py, old_string: "    return 1", new_string: "    # the answer, at last\\n    return 42"}
@@ -84,17 +89,32 @@ EDITS = """%%toolcall --name edits
     for f in src/*.py; do
       wc -l "$f"
     done > counts.log"""
+TEN = ("%%toolcall --name ten\n- Read: src/util.py\n- Edit: {file_path: src/util.py, old_string: 'return 42', new_string: 'return 43'}\n"
+       + "\n".join(f"- Glob: 'src/*{i}*.py'" for i in range(8)))
 SCHEMA = "%%toolcall --name bad\n- Read: {file_path: README.md, limit: lots}"
 FIVE = "%%toolcall --name five\n" + "\n".join(f"- Write: {{file_path: out/{i}.txt, content: 'file {i}'}}" for i in range(1, 6))
-ALWAYS = "%%toolcall --name always\n- touch: {name: a.txt}\n- touch: {name: b.txt}"
-BLOCKING = "%%toolcall --wait --name waited\n- Write: {file_path: waited.txt, content: waited}"  # Always allow saved touch
-SPECULATE = '%toolsched mode acceptEdits\n%speculate --model model "write the notes"'
+ALWAYS = "%%toolcall --name always\n- Touch: {name: a.txt}\n- Touch: {name: b.txt}"
+EXACT = "%%toolcall --name exact\n- Bash: python3 -c 'print(1)'\n" + "\n".join(f"- Write: {{file_path: never/{i}.txt, content: x}}" for i in range(2, 6))
+PROGRESS = "%%toolcall --name progress\n- Sleep: {seconds: 4}"
 ROUTING = "print('subshells:', len(get_ipython().kernel.shell_channel_thread.manager.list_subshell()))"
-CELLS = [SETUP, EDITS, SCHEMA, FIVE, ALWAYS, ROUTING, BLOCKING, SPECULATE, "%%toolcall --name dangling\n- touch: {name: never.txt}"]
-(C_SETUP, C_EDITS, C_SCHEMA, C_FIVE, C_ALWAYS, C_ROUTING, C_WAIT, C_SPEC, C_DANGLING) = range(len(CELLS))
+BLOCKING = "%%toolcall --wait --name waited\n- Write: {file_path: waited.txt, content: waited}"
+SPECULATE = '%toolsched mode acceptEdits\n%speculate --model model "write the notes"\n%toolsched mode default'
+REPLAY = "%replay sessions --name report"
+AGENT = "%%agent --model agent_model --name rename\nRename what name() returns."
+DANGLING = "%%toolcall --name dangling\n- Read: src/util.py\n- Write: {file_path: never.txt, content: never}"
+CELLS = [SETUP, EDITS, TEN, SCHEMA, FIVE, ALWAYS, EXACT, PROGRESS, ROUTING, BLOCKING, SPECULATE, REPLAY, AGENT, DANGLING]
+(C_SETUP, C_EDITS, C_TEN, C_SCHEMA, C_FIVE, C_ALWAYS, C_EXACT, C_PROGRESS, C_ROUTING, C_WAIT, C_SPEC, C_REPLAY, C_AGENT,
+ C_DANGLING) = range(len(CELLS))
+TRANSCRIPT = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts" / "hand_parallel.jsonl"
 
-# JavaScript: every visible text element of the panels, its colour against the background
-# it is really drawn on (translucent layers composed up to the page), as a contrast ratio.
+# The heights a person can live with (px, at 1400×900), measured below and stated in docs/notebook.md.
+TEN_CALLS_WITH_A_PROMPT = 420  # a 10-call %%toolcall panel while one Edit waits
+AGENT_WITH_A_PROMPT = 520  # a %%agent view: its words, a Read done, an Edit waiting
+REPLAY_REPORT = 700  # %replay's report of a few sessions, folded parts closed
+
+# JavaScript: every visible text element of the project's outputs, its colour against the
+# background it is really drawn on (translucent layers composed up to the page), as a
+# contrast ratio; SVG text (the charts) counts, against the page behind the picture.
 CONTRAST_JS = """(root) => {
   const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return [0,0,0,0];
     const p = m[1].split(',').map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
@@ -102,7 +122,8 @@ CONTRAST_JS = """(root) => {
     return 0.2126*f(r) + 0.7152*f(g) + 0.0722*f(b); };
   const over = (top, bottom) => { const a = top[3]; return [0,1,2].map(i => top[i]*a + bottom[i]*(1-a)).concat([1]); };
   const background = (el) => { const layers = []; let node = el;
-    while (node && node.nodeType === 1) { const bg = parse(getComputedStyle(node).backgroundColor);
+    while (node && node.nodeType === 1) { const bg = node instanceof SVGElement && node.tagName !== 'svg' ? [0,0,0,0]
+        : parse(getComputedStyle(node).backgroundColor);
       if (bg[3] > 0) { layers.push(bg); if (bg[3] >= 1) break; } node = node.parentElement; }
     let colour = [255,255,255,1]; if (layers.length && layers[layers.length-1][3] >= 1) colour = layers.pop();
     else { const body = parse(getComputedStyle(document.body).backgroundColor); if (body[3] > 0) colour = body; }
@@ -112,17 +133,29 @@ CONTRAST_JS = """(root) => {
   const out = []; const seen = new Set();
   for (const el of root.querySelectorAll('*')) {
     const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
-    if (!own || el.closest('svg') || !el.closest('.nts-panel, .nts-record')) continue;
+    if (!own || !el.closest('[class*="nts-"]') || el.closest('style')) continue;
     const style = getComputedStyle(el); const box = el.getBoundingClientRect();
     if (style.visibility === 'hidden' || style.display === 'none' || box.width === 0 || box.height === 0) continue;
     if (el.closest('button:disabled') || faded(el)) continue;  /* inactive controls are exempt (WCAG 1.4.3) */
-    let fg = parse(style.color); const bg = background(el); if (fg[3] < 1) fg = over(fg, bg);
+    const svg = el instanceof SVGElement;
+    let fg = parse(svg ? style.fill : style.color); const bg = background(el); if (fg[3] < 1) fg = over(fg, bg);
     const [a, b] = [lum(fg), lum(bg)]; const ratio = (Math.max(a,b)+0.05)/(Math.min(a,b)+0.05);
     const text = Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent.trim()).join(' ').slice(0, 40);
-    const key = style.color + '|' + bg.join(',');
-    if (!seen.has(key) || ratio < 4.5) { seen.add(key); out.push({text, ratio: Math.round(ratio*100)/100, color: style.color, bg: 'rgb(' + bg.slice(0,3).map(Math.round).join(',') + ')'}); }
+    const key = (svg ? 'svg:' : '') + (svg ? style.fill : style.color) + '|' + bg.join(',');
+    if (!seen.has(key) || ratio < 4.5) { seen.add(key); out.push({text, svg, ratio: Math.round(ratio*100)/100,
+      color: svg ? style.fill : style.color, bg: 'rgb(' + bg.slice(0,3).map(Math.round).join(',') + ')'}); }
   }
   return out; }"""
+# The focus ring of the focused control: its outline colour against what is behind it.
+RING_JS = """() => { const el = document.activeElement; const style = getComputedStyle(el);
+  const parse = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); const p = m[1].split(',').map(Number); return [p[0], p[1], p[2]]; };
+  const lum = ([r,g,b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v/12.92 : Math.pow((v+0.055)/1.055, 2.4); };
+    return 0.2126*f(r) + 0.7152*f(g) + 0.0722*f(b); };
+  let node = el.parentElement; let bg = 'rgb(255, 255, 255)';
+  while (node) { const c = getComputedStyle(node).backgroundColor; if (c && !c.startsWith('rgba(0, 0, 0, 0)') && c !== 'transparent') { bg = c; break; }
+    node = node.parentElement; }
+  const [a, b] = [lum(parse(style.outlineColor)), lum(parse(bg))];
+  return {style: style.outlineStyle, width: parseFloat(style.outlineWidth), ratio: (Math.max(a,b)+0.05)/(Math.min(a,b)+0.05)}; }"""
 
 
 def _notebook(path: Path) -> None:
@@ -239,6 +272,8 @@ def test_a_panel_a_person_can_trust(tmp_path, app, theme, comms):
     root = tmp_path / "root"
     root.mkdir()
     _notebook(root / "demo.ipynb")
+    (root / "sessions").mkdir()
+    shutil.copy(TRANSCRIPT, root / "sessions" / TRANSCRIPT.name)
     shots = _Shots(f"{app}-{theme}-{comms}", first=(app, theme, comms) == CONFIGS[0])
     with lab_page(tmp_path, root, comms, theme, app, viewport=(1280, 1100)) as (page, url):
         _drive(page, expect, url, root, app, theme, comms, shots)
@@ -260,7 +295,7 @@ class _Shots:
 def _open(page, expect, url: str, app: str) -> Any:
     page.goto(f"{url}/lab/tree/demo.ipynb" if app == "lab" else f"{url}/notebooks/demo.ipynb")
     cells = page.locator(".jp-NotebookPanel-notebook .jp-Cell")
-    expect(cells).to_have_count(len(CELLS), timeout=120_000)
+    expect(cells.nth(len(CELLS) - 1)).to_be_attached(timeout=120_000)  # (JupyterLab may have added an empty last cell)
     deadline = time.monotonic() + 120
     while not any(k.get("execution_state") == "idle" for k in _kernels(url)):  # the kernel is up
         assert time.monotonic() < deadline, f"no kernel became idle: {_kernels(url)}"
@@ -292,14 +327,15 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
     _run_cell(page, cells.nth(C_SETUP))
     expect(out(C_SETUP)).to_contain_text("nbtoolsched:", timeout=120_000)
 
-    # 1. a waiting Edit shows the whole input and the diff it would make; a Bash reason names the command
+    # 1. a waiting Edit shows its input once, as the diff it would make; a Bash call, as its command
     _run_cell(page, cells.nth(C_EDITS))
     panel = cells.nth(C_EDITS).locator(".nts-panel")
     asking = panel.locator(".nts-approval")
     expect(asking).to_have_count(1)
-    expect(asking.locator(".nts-full-input")).to_contain_text("# the answer, at last")
     expect(asking.locator(".nts-would-diff")).to_contain_text("+    return 42")
     expect(asking.locator(".nts-would-diff")).to_contain_text("-    return 1")
+    assert asking.inner_text().count("# the answer, at last") == 1  # once: no row, no input box, no diff repeating it
+    expect(asking.locator("button.nts-deny")).to_contain_text("stop")  # what a plain Deny does, on the button
     expect(panel.locator(".nts-head")).to_contain_text("details")  # the header row
     _contrast(panel, f"waiting row ({theme})")
     shots.take(cells.nth(C_EDITS), "approvals.png")
@@ -307,14 +343,36 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
         shots.take(cells.nth(C_EDITS), "approvals-dark.png", always=True)
     asking.locator("button.nts-allow").click()
     expect(asking.locator(".nts-reason")).to_contain_text("Bash wants to run `for f in src/*.py; do…`")
-    expect(asking.locator(".nts-full-input")).to_contain_text('wc -l "$f"')
+    expect(asking.locator(".nts-command")).to_contain_text('wc -l "$f"')
+    assert asking.inner_text().count('wc -l "$f"') == 1
     asking.locator("button.nts-deny").click()
     record = cells.nth(C_EDITS).locator(".nts-record")  # the finished run: a static record
     expect(record.locator('.nts-row[data-state="denied"]')).to_have_count(1)
     expect(record).to_contain_text("denied by you")
     assert "return 42" in (root / "src" / "util.py").read_text() and not (root / "counts.log").exists()
 
-    # 2. a schema error says why, in its row, without the model-facing tags
+    # 2. ten calls with one prompt fit in a small panel; a finished row opens its result in one
+    #    click; the notebook saved meanwhile holds the state of the run then, and a later save
+    #    the state after
+    _run_cell(page, cells.nth(C_TEN))
+    ten = cells.nth(C_TEN).locator(".nts-panel")
+    expect(ten.locator(".nts-approval")).to_have_count(1)
+    expect(ten.locator('.nts-row[data-state="completed"]')).to_have_count(1)
+    expect(ten.locator('.nts-row[data-state="completed"]')).to_contain_text("2 lines")  # the result, in one line
+    height = ten.bounding_box()["height"]
+    assert height <= TEN_CALLS_WITH_A_PROMPT, f"a 10-call panel with one prompt is {height:.0f} px high"
+    rows = ten.locator(".nts-row")
+    assert max(rows.nth(i).bounding_box()["height"] for i in range(10)) <= 22  # "10" never wraps to "1/0"
+    shots.take(cells.nth(C_TEN), "ten-calls.png")
+    ten.locator('.nts-row[data-state="completed"]').click()
+    expect(ten.locator(".nts-opened")).to_contain_text("return 42")
+    page.keyboard.press("Control+s")
+    saved = _wait_saved(root / "demo.ipynb", lambda nb: "waiting for approval when saved" in _outputs_html(nb, C_TEN))
+    assert 'data-state="awaiting_approval"' in _outputs_html(saved, C_TEN)
+    ten.locator(".nts-approval button.nts-allow").click()
+    expect(cells.nth(C_TEN).locator(".nts-record .nts-summary")).to_have_text("10 completed")
+
+    # 3. a schema error says why, in its row, without the model-facing tags
     _run_cell(page, cells.nth(C_SCHEMA))
     bad = cells.nth(C_SCHEMA).locator(".nts-record")
     expect(bad.locator('.nts-row[data-state="error"]')).to_have_count(1)
@@ -322,24 +380,66 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
     assert "tool_use_error" not in bad.inner_text()
     shots.take(cells.nth(C_SCHEMA), "reasons.png")
 
-    # 3. five Writes run one after another: one click on Approve all covers all five
+    # 4. five Writes, one after another, approved with the keyboard alone: each prompt takes
+    #    focus (with a ring one can see) in the place of the last one, and 1 allows it
     _run_cell(page, cells.nth(C_FIVE))
     five = cells.nth(C_FIVE)
-    expect(five.locator(".nts-approval")).to_have_count(1)
-    shots.take(five, "approve-all.png")
-    five.locator("button.nts-approve-all").click()
+    places = []
+    for number in range(1, 6):
+        page.wait_for_function(f"() => document.activeElement && document.activeElement.matches('.nts-ask-{number} button.nts-allow')")
+        ring = page.evaluate(RING_JS)
+        assert ring["style"] != "none" and ring["width"] >= 2 and ring["ratio"] >= 3, ring
+        places.append(page.evaluate("() => document.activeElement.getBoundingClientRect().top"))
+        if number == 2:
+            shots.take(five, "keyboard.png")
+        page.keyboard.press("1")
     expect(five.locator(".nts-record .nts-summary")).to_have_text("5 completed")
+    assert max(places) - min(places) <= 2, f"the Allow button moved between prompts: {places}"
     assert sorted(p.name for p in (root / "out").iterdir()) == [f"{i}.txt" for i in range(1, 6)]
+    five.locator(".nts-record > details > summary").click()  # open the record
+    five.locator('.nts-record .nts-call summary[data-state="completed"]').first.click()  # one click: its result
+    expect(five.locator(".nts-record .nts-call[open] .nts-result")).to_contain_text("out/1.txt")
 
-    # 4. Always allow names its rule and releases the sibling the rule covers
+    # 5. Always allow (key 2) saves the call's rule where Claude Code does, says so, and releases
+    #    the sibling the rule covers
     _run_cell(page, cells.nth(C_ALWAYS))
     always = cells.nth(C_ALWAYS)
-    expect(always.locator(".nts-approval")).to_have_count(2)
-    expect(always.locator(".nts-approval").first.locator("select.nts-rule, .nts-rule select")).to_contain_text("touch")
+    expect(always.locator(".nts-approval")).to_have_count(1)  # one prompt at a time
+    expect(always.locator(".nts-queue")).to_contain_text("1 of 2 waiting")
+    page.wait_for_function("() => document.activeElement && document.activeElement.matches('.nts-ask-1 button.nts-allow')")
     shots.take(always, "always-allow.png")
-    always.locator(".nts-approval").first.locator("button.nts-always").click()
+    page.keyboard.press("2")
     expect(always.locator(".nts-record .nts-summary")).to_have_text("2 completed")
+    expect(always.locator(".nts-record .nts-saved")).to_contain_text("saved Touch to .claude/settings.local.json")
     assert (root / "a.txt").exists() and (root / "b.txt").exists()
+    assert "Touch" in json.loads((root / ".claude" / "settings.local.json").read_text())["permissions"]["allow"]
+
+    # 6. an interpreter's command: the narrowest rule first, never the interpreter's prefix; Esc
+    #    denies, which stops the run: the four calls after it say why once, with no run time
+    _run_cell(page, cells.nth(C_EXACT))
+    exact = cells.nth(C_EXACT)
+    expect(exact.locator(".nts-approval")).to_have_count(1)
+    labels = exact.locator(".nts-approval select.nts-rule-select option").all_inner_texts()
+    assert labels[0] == "Bash(python3 -c 'print(1)')" and "Bash(python3:*)" not in labels, labels
+    assert all("\u00a0" not in label for label in labels), labels
+    page.wait_for_function("() => document.activeElement && document.activeElement.matches('.nts-ask-1 button.nts-allow')")
+    page.keyboard.press("Escape")
+    stopped = exact.locator(".nts-record")
+    expect(stopped.locator(".nts-summary")).to_have_text("1 denied, 4 skipped")
+    expect(stopped.locator(".nts-why")).to_have_count(2)  # the denial, then one line for the four
+    expect(stopped.locator(".nts-why").nth(1)).to_contain_text("#2–#5: the run stopped when #1 was denied")
+    assert "ran " not in stopped.inner_text() and not (root / "never").exists()
+    assert sorted(set(stopped.locator(".nts-badge").all_inner_texts())) == ["denied", "skipped"]
+    shots.take(exact, "deny-stops.png")
+
+    # 7. progress that says how far it is: a bar, a percentage and the time left, on one line
+    _run_cell(page, cells.nth(C_PROGRESS))
+    running = cells.nth(C_PROGRESS).locator(".nts-panel")
+    expect(running.locator(".nts-bar")).to_be_visible()
+    expect(running.locator(".nts-progress")).to_contain_text(re.compile(r"\d+% · \d+ s left"))
+    assert running.locator(".nts-row").bounding_box()["height"] <= 22 and "{" not in running.locator(".nts-row").inner_text()
+    shots.take(cells.nth(C_PROGRESS), "progress.png")
+    expect(cells.nth(C_PROGRESS).locator(".nts-record .nts-summary")).to_have_text("1 completed")
 
     # where do widget messages arrive? (JupyterLab opens a subshell for them unless told not to;
     # Notebook 7 has no setting for it and always does)
@@ -349,7 +449,7 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
     if app == "lab":
         assert (subshells > 0) == (comms != "disabled"), (comms, subshells)
 
-    # 5. --wait: a click reaches the blocked cell where comms come on a subshell; elsewhere it refuses
+    # 8. --wait: a click reaches the blocked cell where comms come on a subshell; elsewhere it refuses
     _run_cell(page, cells.nth(C_WAIT))
     waited = cells.nth(C_WAIT)
     if not subshells:
@@ -364,35 +464,78 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
         shots.take(waited, "wait.png")
         assert (root / "waited.txt").exists()
 
-    # 6. %speculate: accept, then the output is the record of what was accepted
+    # 9. %speculate: the diff with line numbers and a file to accept; the model's words as Markdown
     _run_cell(page, cells.nth(C_SPEC))
     view = cells.nth(C_SPEC).locator(".nts-diff-view")
-    expect(view.locator(".nts-diff")).to_contain_text("hello from the overlay")
-    expect(view.locator(".nts-spec-text")).to_contain_text("I wrote the notes.")
+    expect(view.locator(".nts-diff, .nts-file").first).to_contain_text("hello from the overlay")
+    expect(view.locator(".nts-ln").first).to_be_visible()
+    expect(view.locator(".nts-spec-text strong")).to_have_text("notes")
+    _contrast(view, f"speculation ({theme})")
     shots.take(cells.nth(C_SPEC), "diff.png")
-    view.locator("button.nts-accept").click()
+    view.locator("button.nts-accept").first.click()
     expect(cells.nth(C_SPEC).locator(".nts-diff-record .nts-spec-status")).to_have_text("accepted")
     assert (root / "notes.txt").read_text() == "hello from the overlay\n"
+
+    # 10. %replay: a headline first; its charts and progress readable in this theme; compact
+    _run_cell(page, cells.nth(C_REPLAY))
+    report = cells.nth(C_REPLAY).locator(".nts-replay")
+    expect(report.locator(".nts-replay-headline")).to_contain_text("session")
+    expect(out(C_REPLAY)).to_contain_text("1/1")
+    _contrast(out(C_REPLAY), f"replay report ({theme})")
+    height = report.bounding_box()["height"]
+    assert height <= REPLAY_REPORT, f"the replay report is {height:.0f} px high"
+    shots.take(cells.nth(C_REPLAY), "replay-dark.png" if theme == "dark" else "replay.png", always=theme == "dark" and app == "lab")
+
+    # 11. %%agent: its words as Markdown, its name, a compact prompt whose diff names the file
+    #     relative to the project; 1 approves it; no raw stop reason shown to people
+    _run_cell(page, cells.nth(C_AGENT))
+    agent = cells.nth(C_AGENT).locator(".nts-agent")
+    prompt = agent.locator(".nts-approval")
+    expect(prompt).to_have_count(1)
+    expect(agent).to_contain_text("rename")
+    assert "a//" not in prompt.inner_text() and "\u00a0" not in prompt.inner_text()
+    height = agent.bounding_box()["height"]
+    assert height <= AGENT_WITH_A_PROMPT, f"a %%agent view with one Edit waiting is {height:.0f} px high"
+    _contrast(agent, f"%%agent ({theme})")
+    shots.take(cells.nth(C_AGENT), "agent.png")
+    page.wait_for_function("() => document.activeElement && document.activeElement.matches('.nts-agent .nts-approval button.nts-allow')")
+    page.keyboard.press("1")
+    final = cells.nth(C_AGENT).locator(".nts-agent-record")
+    expect(final.locator(".nts-agent-status")).to_have_text("finished")
+    expect(final.locator("strong")).to_have_text("new")
+    assert "end_turn" not in final.inner_text() and (root / "src" / "names.py").read_text().endswith("'new'\n")
 
     # every finished output in this theme is readable
     _contrast(page.locator(".jp-NotebookPanel-notebook"), f"records ({theme})")
     if theme == "dark" and app == "lab":
         shots.take(cells.nth(C_EDITS), "record-dark.png", always=True)
 
-    # 7. saved, reopened (no kernel holds these outputs) and converted: the final states, no widget error
+    # 12. saved while a run waits, converted, reopened (no kernel holds these outputs): the
+    #     finished ones show their final states, the waiting one the state it had; no widget error
+    _run_cell(page, cells.nth(C_DANGLING))
+    dangling = cells.nth(C_DANGLING).locator(".nts-panel")
+    expect(dangling.locator(".nts-approval")).to_have_count(1)
     page.keyboard.press("Control+s")
-    _wait_saved(root / "demo.ipynb")
-    _check_nbconvert(root, comms, page, shots)
+    _wait_saved(root / "demo.ipynb", lambda nb: "5 completed" in _outputs_html(nb, C_FIVE) and "accepted" in _outputs_html(nb, C_SPEC)
+                and "waiting for approval when saved" in _outputs_html(nb, C_DANGLING) and "10 completed" in _outputs_html(nb, C_TEN))
+    _check_nbconvert(root, page, shots)
     page.goto("about:blank")
     _shutdown_kernels(url)
     cells = _open(page, expect, url, app)
     expect(cells.nth(C_FIVE).locator(".nts-record .nts-summary")).to_have_text("5 completed")
     expect(cells.nth(C_EDITS).locator('.nts-record .nts-row[data-state="denied"]')).to_have_count(1)
     expect(cells.nth(C_SPEC).locator(".nts-spec-status")).to_have_text("accepted")
-    assert "Error displaying widget" not in page.locator(".jp-NotebookPanel-notebook").inner_text()
+    expect(cells.nth(C_DANGLING).locator(".nts-snapshot")).to_contain_text("waiting for approval when saved")
+    expect(cells.nth(C_DANGLING).locator('.nts-snapshot .nts-row[data-state="completed"]')).to_have_count(1)
+    expect(cells.nth(C_DANGLING).locator('.nts-snapshot .nts-row[data-state="awaiting_approval"]')).to_have_count(1)
+    expect(cells.nth(C_REPLAY).locator(".jp-OutputArea")).to_contain_text("1/1")
+    time.sleep(2)  # the widget manager has given up on the models by now
+    shown = page.locator(".jp-NotebookPanel-notebook").inner_text()
+    assert "Error displaying widget" not in shown and "Loading widget" not in shown
     shots.take(cells.nth(C_EDITS), "reopened.png")
+    shots.take(cells.nth(C_DANGLING), "saved-waiting.png")
 
-    # 8. a live panel whose kernel dies says so, and its buttons stop taking clicks
+    # 13. a live panel whose kernel dies says so, and its buttons stop taking clicks
     _run_cell(page, cells.nth(C_SETUP))
     expect(out(C_SETUP)).to_contain_text("nbtoolsched:", timeout=120_000)
     _run_cell(page, cells.nth(C_DANGLING))
@@ -406,21 +549,31 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
     shots.take(cells.nth(C_DANGLING), "kernel-gone.png")
 
 
-def _wait_saved(path: Path, timeout: float = 30) -> None:
+def _outputs_html(nb: Any, index: int) -> str:
+    return "".join(o.get("data", {}).get("text/html", "") for o in nb.cells[index].outputs)
+
+
+def _wait_saved(path: Path, ready: Any, timeout: float = 30) -> Any:
+    """The notebook as saved, once ``ready(notebook)`` holds (JupyterLab saves asynchronously)."""
+    import nbformat
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        text = path.read_text()
-        if "5 completed" in text and "accepted" in text:
-            return
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+        except Exception:  # noqa: BLE001 - caught mid-write
+            nb = None
+        if nb is not None and len(nb.cells) >= len(CELLS) and ready(nb):
+            return nb
         time.sleep(0.3)
-    raise AssertionError(f"{path.name} was not saved with the final states")
+    raise AssertionError(f"{path.name} was not saved with the states expected")
 
 
-def _check_nbconvert(root: Path, comms: str, page, shots: _Shots) -> None:
+def _check_nbconvert(root: Path, page, shots: _Shots) -> None:
     import nbformat
 
     nb = nbformat.read(str(root / "demo.ipynb"), as_version=4)
-    for index in (C_EDITS, C_SCHEMA, C_FIVE, C_ALWAYS, C_SPEC):
+    for index in (C_EDITS, C_TEN, C_SCHEMA, C_FIVE, C_ALWAYS, C_SPEC, C_AGENT):
         data = [o.get("data", {}) for o in nb.cells[index].outputs if o.get("output_type") in ("display_data", "execute_result")]
         assert data and all("application/vnd.jupyter.widget-view+json" not in d for d in data), (index, data)
         assert any("text/html" in d for d in data), index
@@ -428,11 +581,12 @@ def _check_nbconvert(root: Path, comms: str, page, shots: _Shots) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     html = (root / "converted.html").read_text()
-    assert html.count('class="nts-record') >= 5 and "5 completed" in html and "accepted" in html
-    assert 'data-state="queued"' not in html and "Error displaying widget" not in html
+    assert html.count('class="nts-record') >= 8 and "5 completed" in html and "accepted" in html
+    assert "waiting for approval when saved" in html and "Error displaying widget" not in html
+    assert "0%|" not in html and "1/1" in html  # the replay's progress as it ended
     if shots.folder and shots.first:
         page.goto((root / "converted.html").as_uri())
-        shots.take(page.locator(".jp-Cell").nth(C_FIVE), "nbconvert.png")
+        shots.take(page.locator(".jp-Cell").nth(C_DANGLING), "nbconvert.png")
 
 
 def _kernels(url: str) -> list[dict]:
