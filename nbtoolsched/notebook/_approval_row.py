@@ -27,7 +27,8 @@ from ..permissions._approvals import ApprovalAnswer, ApprovalRequest
 from ._blocking import follow_frontend_routing
 from ._keys import RuleChoice
 from ._preview import would_be_diff
-from ._render import BORDER, BOX, FG, FG2, diff_html, input_html
+from ._diffrender import file_diff_html
+from ._render import BORDER, BOX, FG, FG2, input_html
 
 __all__ = ["ApprovalRow", "reason_text", "SAVED_TO"]
 
@@ -78,8 +79,8 @@ class ApprovalRow(widgets.VBox):
             self.always_button.disabled = True
         self.deny_button = _button("Deny and stop (3)", "danger", "times",
                                    "Do not run it; the whole run stops here and the model is told to wait for you [3 or Esc]")
-        self.feedback = widgets.Text(placeholder="or tell the model what to do instead", layout=widgets.Layout(width="16em"))
-        self.deny_feedback_button = _button("Deny, tell the model ↵", "warning", "comment",
+        self.feedback = widgets.Text(placeholder="or tell the model why", layout=widgets.Layout(width="11em"))
+        self.deny_feedback_button = _button("Deny with words ↵", "warning", "comment",
                                             "Do not run it; the model gets your words and the run goes on [Enter]")
         for widget, css in ((self.allow_button, "nts-allow"), (self.always_button, "nts-always"), (self.rule_picker, "nts-rule"),
                             (self.deny_button, "nts-deny"), (self.deny_feedback_button, "nts-deny-feedback"),
@@ -115,8 +116,8 @@ class ApprovalRow(widgets.VBox):
         command = _command(request)
         if preview is not None and preview[0]:
             diff, note = preview
-            body = "\n".join(line for line in diff.splitlines() if not line.startswith(("--- ", "+++ ")))  # the reason names the file
-            parts.append(f'<div class="nts-would-diff nts-full-input" title="{html.escape(note)}">{diff_html(body, "9em")}</div>')
+            shown = file_diff_html(diff, max_height="9em")  # line numbers, changed words; the reason names the file
+            parts.append(f'<div class="nts-would-diff nts-full-input" title="{html.escape(note)}">{shown}</div>')
         elif command is not None:
             style = f"margin:0;white-space:pre-wrap;overflow-wrap:anywhere;font-family:var(--jp-code-font-family, monospace);font-size:11.5px;color:{FG}"
             parts.append(f'<div class="nts-full-input nts-command" style="{_BOX}"><pre style="{style}">{html.escape(command)}</pre></div>')

@@ -96,7 +96,7 @@ class RunPanel(widgets.VBox):
         self.deny_all_button.on_click(lambda _b: self._handoff(self._deny_all))
         self.stop_button.on_click(lambda _b: self._handoff(self.stop, "the Stop button"))
         self.timeline_toggle = widgets.ToggleButton(description="timeline", icon="chart-bar", tooltip="when each call ran",
-                                                    layout=widgets.Layout(width="auto", height="24px"))
+                                                    layout=widgets.Layout(width="auto", height="24px", flex="0 0 auto"))
         self.timeline_toggle.add_class("nts-timeline-toggle")
         self.timeline_toggle.observe(lambda _c: self._handoff(self.pump.mark, self), names="value")
         follow_frontend_routing(self.approve_all_button, self.deny_all_button, self.stop_button, self.timeline_toggle)
@@ -228,7 +228,9 @@ class RunPanel(widgets.VBox):
             state = f"failed: {html.escape(self.failure)}"
         notice = f' · <span class="nts-notice">{html.escape(self.notice)}</span>' if self.notice else ""
         counts = counts_text(r.shown_state for r in rows)
-        return (f'<div class="nts-header" style="font-size:12px;color:{FG};margin-right:8px"><b>{html.escape(self.title)}</b>'
+        whole = f"{self.title} · {len(rows)} calls · {state} · {counts}"
+        return (f'<div class="nts-header" title="{html.escape(whole)}" style="font-size:12px;color:{FG};margin-right:8px;'
+                f'white-space:nowrap;overflow:hidden;text-overflow:ellipsis"><b>{html.escape(self.title)}</b>'
                 f' · {len(rows)} call{"s" if len(rows) != 1 else ""} · <span class="nts-run-state">{state}</span>'
                 f' · <span class="nts-summary">{html.escape(counts)}</span>{notice}</div>')
 
@@ -402,7 +404,7 @@ def _set(widget: widgets.HTML, value: str) -> None:
 
 def _header_button(label: str, icon: str, css: str, kind: str, tooltip: str) -> widgets.Button:
     button = widgets.Button(description=label, icon=icon, tooltip=tooltip,
-                            layout=widgets.Layout(width="auto", height="24px", margin="0 4px 0 0", display="none"))
+                            layout=widgets.Layout(width="auto", height="24px", margin="0 4px 0 0", display="none", flex="0 0 auto"))
     button.add_class(css)
     button.add_class(f"nts-btn-{kind}")
     return button

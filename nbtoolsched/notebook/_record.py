@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 __all__ = ["PANEL_CSS", "Record", "announce_finished_records"]
 
@@ -90,6 +91,7 @@ class Record:
         self._sent_at = 0.0
         self._shown_in: int | None = None  # which cell first showed it (counted by cells ended)
         self._shown_to: Any = None  # the request that cell's outputs were addressed to
+        self._header: Any = None  # that request's header: later updates are addressed to it
 
     def _snapshot_bundle(self) -> dict[str, str]:
         body = self.snapshot() if self.snapshot is not None else ""
@@ -107,7 +109,7 @@ class Record:
         from IPython.display import display
 
         if self._shown_in is None:
-            self._shown_in, self._shown_to = _cells_ended, _addressed_to()
+            self._shown_in, self._shown_to, self._header = _cells_ended, _addressed_to(), _parent_header()
         if self.final is not None:
             display_id = uuid.uuid4().hex
             self.display_ids.append((display_id, ""))
@@ -132,7 +134,8 @@ class Record:
         if snapshot["text/html"] == self._sent:
             return
         self._sent, self._sent_at = snapshot["text/html"], now
-        _update(snapshot, [first for first, _ in self.display_ids])
+        with _addressed(self._header):
+            _update(snapshot, [first for first, _ in self.display_ids])
 
     def finish(self, html: str, text: str) -> None:
         """Replace every display of it by the final state (static HTML and text)."""
@@ -140,7 +143,8 @@ class Record:
                       "text/plain": text}
         if not self.display_ids:
             return
-        self._send()
+        with _addressed(self._header):
+            self._send()
         if self._shown_in != _cells_ended or _addressed_to() != self._shown_to:  # see _ANNOUNCE_AGAIN
             _ANNOUNCE_AGAIN.append(self)
 
@@ -160,17 +164,51 @@ def _update(data: dict[str, str], display_ids: list[str]) -> None:
             pass
 
 
-# A run that ends after its cell did updates its display from the run's own task, and
-# ipykernel 7 addresses that message to the cell that started the run (the parent header
-# is a context variable). JupyterLab applies it anyway; headless runners (nbclient,
-# nbconvert, papermill) drop messages for a cell that is over, and would save the first,
-# live state. So a record finished after its cell ended is sent once more at the end of the
-# next cell, from that cell's context, where every runner applies it by display id. One
-# finished while its own cell still runs reached that cell only if it was sent from that
-# cell's context: the UI pump that finishes records is a task made in the cell of the
-# first run, so it addresses later cells' records to that first cell; they are sent again.
+# A view's updates are addressed to the cell that showed it (``_addressed``), which is what
+# JupyterLab needs. Headless runners (nbclient, nbconvert, papermill) drop messages for a
+# cell that is over, and would save the first, live state. So a record finished after its
+# cell ended is sent once more at the end of the next cell, addressed to that cell, where
+# every runner applies it by display id; so is one finished while its own cell runs but
+# sent from another cell's context (the UI pump's task is made in the cell of the first run).
 _ANNOUNCE_AGAIN: list[Record] = []
 _cells_ended = 0
+
+
+def _parent_header() -> Any:
+    """The header of the request outputs sent from here answer (None outside a kernel)."""
+    try:
+        from IPython import get_ipython
+
+        return get_ipython().display_pub.parent_header
+    except Exception:  # noqa: BLE001 - no IPython, no kernel
+        return None
+
+
+@contextmanager
+def _addressed(header: Any) -> Iterator[None]:
+    """Send what is sent inside as an answer to ``header``'s request. JupyterLab applies an
+    ``update_display_data`` only in the output area of the cell it answers, and only to that
+    cell's displays: a view's updates come from the UI pump's task, which answers whichever
+    cell made the pump, so each is addressed to the cell that showed the view."""
+    try:
+        from IPython import get_ipython
+
+        publisher = get_ipython().display_pub
+        before = publisher.parent_header
+    except Exception:  # noqa: BLE001 - no IPython, no kernel: nothing to address
+        yield
+        return
+    if not isinstance(header, dict) or not header:
+        yield
+        return
+    kept = getattr(publisher, "_parent_header_global", None)
+    publisher.parent_header = header
+    try:
+        yield
+    finally:
+        publisher.parent_header = before
+        if kept is not None:
+            publisher._parent_header_global = kept
 
 
 def _addressed_to() -> Any:

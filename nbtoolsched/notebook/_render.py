@@ -39,6 +39,7 @@ __all__ = [
     "progress_text",
     "result_preview",
     "row_text",
+    "plural",
     "rows_html",
     "progress_view",
     "result_summary",
@@ -80,7 +81,7 @@ STATE_LABELS: dict[str, tuple[str, str]] = {  # state -> (label, accent)
 }
 FINAL_STATES = frozenset({"completed", "cancelled", "error", "denied", "deferred"})
 # One grid for every row (live rows, the record's, the header), so rows line up anywhere.
-_GRID = "2.6em 7em minmax(0,1fr) 3.6em 10.5em 8em 24%"
+_GRID = "2.4em 6.5em minmax(0,1fr) 3.8em 10.4em 10.5em 24%"
 _HEADINGS = (
     ("#", "the call's place in the cell"),
     ("tool", ""),
@@ -175,6 +176,11 @@ def _scalar(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 file``, ``2 files`` (``many``: the plural when it is not ``noun + "s"``)."""
+    return f"{count} {noun if count == 1 else (many or noun + 's')}"
 
 
 def _cut(text: str, limit: int) -> str:

@@ -1,11 +1,14 @@
-"""``%replay``: a permission-policy simulation over transcripts, shown as tables and charts.
+"""``%replay``: a permission-policy simulation over transcripts, shown as a report.
 
     %replay ~/.claude/projects --settings .claude/settings.json
     %replay sessions/ --settings current.json --proposed proposed.json --name cmp
 
 Without ``--proposed*`` options it shows one ``PolicyReport``; with any of them, a
-``PolicyComparison`` of the current policy and the proposed one. The work is the scale
-layer's (``nbtoolsched.scale``); this module only reads the line.
+``PolicyComparison`` of the current policy and the proposed one: a headline, the table
+that matters, the rest folded, charts in the notebook's theme. While it runs, a progress
+line (plain output, no widget) counts the sessions and stays as the run ended, so a saved
+notebook shows "305/305 sessions · 12.3 s" without a kernel. The work is the scale layer's
+(``nbtoolsched.scale``); this module only reads the line.
 """
 
 from __future__ import annotations

@@ -4,8 +4,12 @@ Nothing the session ran is run again (unless ``checkout`` asks for the read-only
 For each recorded call, as the scheduler's pipeline would:
 
 1. the real built-in tool is looked up in the real registry and the input validated;
-   a tool this registry does not have is decided by the permission rules alone
-   (``Permissions.tool_for``) and partitioned as not concurrency-safe (fail closed);
+   one of Claude Code's own tools the registry does not have (TodoWrite, Agent, Skill,
+   the task and plan-mode tools, and older names such as Task, KillShell or LS) is a
+   stand-in with Claude Code's facts (``_claude_tools.CLAUDE_TOOLS``: concurrency safety,
+   read-only, whether it asks); any other tool is decided by the permission rules alone
+   (``Permissions.tool_for``) and partitioned as not concurrency-safe (fail closed), and
+   so is a call whose input is not an object (reported as malformed);
 2. the policy's PreToolUse hooks run, then the real permission engine decides
    (``Permissions.evaluate``; an ask goes through ``Permissions.decide`` with a
    simulated person, so dontAsk, auto mode, PermissionRequest hooks and "always
@@ -35,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..execution._prepare import PreparedCall, prepare_call
+from ..execution._prepare import PreparedCall, ToolsByName, prepare_call
 from ..permissions._base import HookEvent, PermissionRequest
 from ..permissions._engine import Permissions
 from .._registry import ToolRegistry
@@ -48,6 +52,7 @@ from .._tool._context import ToolContext
 from .._tool._decision import Decision, DecisionReason
 from ..tools import default_registry
 from ._calls import RecordedCall, RecordedSession, recorded_session, result_text
+from ._claude_tools import claude_tool
 from ._policy import Policy, PolicyApprover
 
 __all__ = ["CallDecision", "RerunSummary", "SessionReplay", "replay_session", "areplay_session"]
@@ -124,6 +129,15 @@ def _registry() -> ToolRegistry:
     return _REGISTRY
 
 
+class _ReplayTools(ToolsByName):
+    """The tool each name stands for in a replay: the registry's, else Claude Code's own
+    (``CLAUDE_TOOLS``: TodoWrite, Agent, the task tools...), else None."""
+
+    def __missing__(self, name: str) -> Tool | None:
+        found = self[name] = self.registry.get(name) or claude_tool(name)
+        return found
+
+
 def replay_session(
     path: str | os.PathLike[str],
     policy: Policy | None = None,
@@ -170,9 +184,11 @@ async def areplay_session(
     person = PolicyApprover(policy.prompt_answer)
     unknown: dict[str, int] = {}
     invalid: dict[str, int] = {}
+    malformed: dict[tuple[str, str], int] = {}
+    tools = _ReplayTools(registry)
     batch_base = 0
     for number, turn in enumerate(recorded.turns):
-        prepared = [prepare_call(i, {"type": "tool_use", "id": c.tool_use_id, "name": c.name, "input": c.input}, registry)
+        prepared = [prepare_call(i, {"type": "tool_use", "id": c.tool_use_id, "name": c.name, "input": c.input}, registry, tools=tools)
                     for i, c in enumerate(turn)]
         batches = partition_prepared(prepared)
         batch_of = {id(call): b for b in batches for call in b.calls}
@@ -180,12 +196,16 @@ async def areplay_session(
         out.observed_s += _observed(turn)
         for call, prep, duration in zip(turn, prepared, durations):
             batch = batch_of[id(prep)]
-            known = prep.tool is not None
-            if not known:
+            found = prep.tool if prep.tool is not None else tools[call.name]
+            known = found is not None
+            if not isinstance(call.input, dict):  # a tool the file names, with an input that is no object
+                key = (call.name, type(call.input).__name__)
+                malformed[key] = malformed.get(key, 0) + 1
+            elif not known:
                 unknown[call.name] = unknown.get(call.name, 0) + 1
             elif prep.error is not None:
                 invalid[call.name] = invalid.get(call.name, 0) + 1
-            tool = prep.tool if prep.tool is not None else perms.tool_for(call.name)
+            tool = found if found is not None else perms.tool_for(call.name)
             data = call.input if isinstance(call.input, dict) else {}
             outcome, reason = await _decide(perms, tool, prep, data, ctx, person, policy.run_hooks)
             out.calls.append(CallDecision(
@@ -208,6 +228,10 @@ async def areplay_session(
         names = ", ".join(f"{n} x{k}" for n, k in sorted(invalid.items()))
         out.problems.append(f"calls whose input the tool's schema refuses ({names}): decided on the raw input, "
                             "partitioned as not concurrency-safe")
+    if malformed:
+        names = ", ".join(f"{n} x{k} (a {kind})" for (n, kind), k in sorted(malformed.items()))
+        out.problems.append(f"calls whose input is not an object ({names}): malformed, so Claude Code refuses them before "
+                            "any permission check; decided as an empty input, partitioned as not concurrency-safe")
     if out.problems:
         out.status = "partial"
     if checkout is not None:
@@ -263,7 +287,7 @@ def _read_only(prep: PreparedCall, cwd: str) -> bool:
 
 
 def _summary(name: str, data: dict[str, Any]) -> str:
-    for key in ("command", "file_path", "pattern", "path", "url", "notebook_path", "query"):
+    for key in ("command", "file_path", "pattern", "path", "url", "notebook_path", "query", "skill", "description"):
         value = data.get(key)
         if isinstance(value, str):
             text = " ".join(value.split())
@@ -348,7 +372,8 @@ async def _rerun(recorded: RecordedSession, decisions: list[CallDecision], cwd: 
     same = different = errors = 0
     started = time.perf_counter()
     for turn in recorded.turns:
-        chosen = [c for c in turn if verdict[c.tool_use_id].read_only and verdict[c.tool_use_id].outcome != "deny"]
+        # Only tools the registry runs: a Claude Code tool known by its row alone (LS, TaskOutput) has nothing to run.
+        chosen = [c for c in turn if verdict[c.tool_use_id].read_only and verdict[c.tool_use_id].outcome != "deny" and c.name in registry]
         if not chosen:
             continue
         blocks = [{"type": "tool_use", "id": c.tool_use_id, "name": c.name, "input": _rebased(c.input, cwd, str(checkout))}

@@ -4,13 +4,22 @@
 allows by tool and by the rule (or mode, or check) that decided them, how many batches
 ran calls in parallel, and the time the batches save. ``PolicyComparison`` puts two
 reports side by side ("current" and "proposed") and lists the calls whose fate changes.
-Tables render as HTML in Jupyter and as aligned text elsewhere (``to_dicts`` and
-``to_pandas`` for more); charts are SVG bar charts.
+
+Both lead with a one-sentence headline, then the table that matters (decisions by tool;
+for a comparison, what changes), and fold the rest into ``<details>`` sections, which open
+without a kernel. ``str()`` gives the same, as text. Tables render as HTML in Jupyter and as
+aligned text elsewhere (``to_dicts`` and ``to_pandas`` for more); charts are SVG bar
+charts drawn inline in the HTML, so they follow the JupyterLab theme: text takes the
+theme's font colour (its CSS variables, ``currentColor`` where those are missing), bars
+have colours of at least 3:1 contrast on light and on dark backgrounds. ``to_svg()`` on
+its own (a file, an ``<img>``) draws on a light card of its own, since CSS variables do
+not reach an image.
 """
 
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -21,8 +30,17 @@ from ._replay import CallDecision, SessionReplay
 __all__ = ["Table", "BarChart", "PolicyReport", "PolicyComparison"]
 
 OUTCOMES = ("allow", "prompt", "deny")
-COLORS = {"allow": "#43a047", "prompt": "#fb8c00", "deny": "#e53935", "observed": "#90a4ae", "serial": "#5c6bc0",
-          "simulated": "#26a69a", "batches": "#7e57c2", "current": "#78909c", "proposed": "#1e88e5"}
+# Each at least 3:1 against white (#fff) and against a dark theme's background (#111);
+# tests/scale/test_report_view.py checks every one.
+COLORS = {"allow": "#388e3c", "prompt": "#ef6c00", "deny": "#c62828", "observed": "#607d8b", "serial": "#5c6bc0",
+          "simulated": "#00897b", "batches": "#7e57c2", "current": "#757575", "proposed": "#1976d2"}
+OTHER_COLOR = "#757575"
+TEXT = "var(--jp-content-font-color1, #1f2328)"  # the theme's text colour; dark grey where there is no theme
+MUTED = "var(--jp-content-font-color2, #57606a)"
+CARD = "var(--jp-layout-color0, #ffffff)"
+MAX_LABEL = 64  # characters of a chart label drawn in full; a longer one is cut, its whole text in a tooltip
+CHAR_W = 6.6  # px per character at 12 px sans-serif (a generous average, so labels are never clipped)
+VISIBLE_ROWS = 15  # rows of a report's main table shown at once; the rest fold into <details>
 
 
 class Table:
@@ -48,12 +66,17 @@ class Table:
     def __len__(self) -> int:
         return len(self.rows)
 
+    def _numeric(self, rows: Sequence[Sequence[Any]]) -> list[bool]:
+        """Which columns hold only numbers (drawn right-aligned; text is left-aligned)."""
+        return [bool(rows) and all(isinstance(r[i], (int, float)) for r in rows) for i in range(len(self.columns))]
+
     def __str__(self) -> str:
         cells = [self.columns] + [[_fmt(v) for v in row] for row in self.rows]
         widths = [max(len(r[i]) for r in cells) for i in range(len(self.columns))]
+        numeric = self._numeric(self.rows)
         lines = [self.title] if self.title else []
         for n, row in enumerate(cells):
-            lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+            lines.append("  ".join(c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
             if n == 0:
                 lines.append("  ".join("-" * w for w in widths))
         if not self.rows:
@@ -63,55 +86,154 @@ class Table:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th style='text-align:{'left' if i == 0 else 'right'}'>{html.escape(c)}</th>" for i, c in enumerate(self.columns))
+        return self.to_html()
+
+    def to_html(self, rows: Sequence[Sequence[Any]] | None = None, *, caption: bool = True) -> str:
+        """The table (or ``rows`` of it) as HTML; text columns left, numbers right."""
+        chosen = self.rows if rows is None else rows
+        numeric = self._numeric(self.rows)
+
+        def align(i: int) -> str:
+            return "right" if numeric[i] else "left"
+
+        head = "".join(f"<th style='text-align:{align(i)}'>{html.escape(c)}</th>" for i, c in enumerate(self.columns))
         body = "".join(
-            "<tr>" + "".join(f"<td style='text-align:{'left' if i == 0 else 'right'}'>{html.escape(_fmt(v))}</td>" for i, v in enumerate(row)) + "</tr>"
-            for row in self.rows
+            "<tr>" + "".join(f"<td style='text-align:{align(i)};vertical-align:top'>{html.escape(_fmt(v))}</td>"
+                             for i, v in enumerate(row)) + "</tr>"
+            for row in chosen
         ) or f"<tr><td colspan={len(self.columns)}>(none)</td></tr>"
-        caption = f"<caption style='text-align:left;font-weight:bold'>{html.escape(self.title)}</caption>" if self.title else ""
-        return f"<table style='font-size:12px'>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        title = (f"<caption style='text-align:left;font-weight:bold;white-space:nowrap'>{html.escape(self.title)}</caption>"
+                 if self.title and caption else "")
+        return f"<table style='font-size:12px;margin:2px 0'>{title}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _fmt(value: Any) -> str:
+    """A cell as text: counts as integers with thousands separators, other numbers to 2 places."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:.2f}"
+        return f"{value:,.2f}"
     return str(value)
 
 
-class BarChart:
-    """Horizontal bars, one per label, each stacked from named series (SVG)."""
+def _num(value: float, unit: str = "") -> str:
+    """A number drawn on a chart: a count as an integer ("1,084"), seconds to one place."""
+    if unit.strip() == "s":
+        return f"{value:,.1f}{unit}"
+    if float(value).is_integer():
+        return f"{int(value):,}{unit}"
+    return f"{value:,.2f}{unit}"
 
-    def __init__(self, title: str, labels: Sequence[str], series: dict[str, Sequence[float]], unit: str = "") -> None:
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+class BarChart:
+    """Horizontal bars, one per label, each stacked from named series (SVG).
+
+    ``groups`` (one per label) draws consecutive rows of the same group together under
+    its name, each row with its own label: a tool, with a bar for "current" and one for
+    "proposed". Labels up to ``MAX_LABEL`` characters are drawn in full; a longer one is
+    cut, with its whole text as a tooltip."""
+
+    def __init__(self, title: str, labels: Sequence[str], series: dict[str, Sequence[float]], unit: str = "", *,
+                 groups: Sequence[str] | None = None, legend: bool | None = None) -> None:
         self.title = title
         self.labels = list(labels)
         self.series = {name: list(values) for name, values in series.items()}
         self.unit = unit
+        self.groups = list(groups) if groups is not None else None
+        self.legend = len(self.series) > 1 if legend is None else legend  # one series needs no key
+        if self.groups is not None and len(self.groups) != len(self.labels):
+            raise ValueError("groups needs one entry per label")
 
-    def to_svg(self, width: int = 560) -> str:
-        row, label_w, top = 20, min(220, 8 + 7 * max((len(label) for label in self.labels), default=4)), 34
-        height = top + row * max(1, len(self.labels)) + 10
-        totals = [sum(values[i] for values in self.series.values()) for i in range(len(self.labels))]
-        scale = (width - label_w - 70) / (max(totals) if totals and max(totals) > 0 else 1)
-        parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' font-family='sans-serif' font-size='11'>",
-                 f"<text x='4' y='14' font-weight='bold'>{html.escape(self.title)}</text>"]
+    def totals(self) -> list[float]:
+        return [sum(values[i] for values in self.series.values()) for i in range(len(self.labels))]
+
+    def value_texts(self) -> list[str]:
+        """What is written after each bar: its total, or with several series each part by name
+        ("4 allow, 5 prompt"; parts that are 0 left out)."""
+        if len(self.series) == 1:
+            return [_num(t, self.unit) for t in self.totals()]
+        out = []
+        for i, total in enumerate(self.totals()):
+            parts = [f"{_num(values[i], self.unit)} {name}" for name, values in self.series.items() if values[i]]
+            out.append(", ".join(parts) if len(parts) > 1 else _num(total, self.unit))
+        return out
+
+    def to_svg(self, width: int | None = None, *, standalone: bool = True) -> str:
+        """The chart as SVG. ``standalone`` (a file, an ``<img>``, ``IPython.display.SVG``)
+        draws it on a card of its own (the theme's background inline, white in an image);
+        ``standalone=False`` leaves the background to the page, as ``_repr_html_`` does."""
+        row, gap, top = 18, 6, (42 if self.legend else 24)
+        totals = self.totals()
+        values = self.value_texts()
+        value_w = math.ceil(CHAR_W * max((len(v) for v in values), default=1)) + 10
+        if self.groups is not None:
+            group_w = math.ceil(CHAR_W * min(MAX_LABEL, max((len(g) for g in self.groups), default=4))) + 12
+            sub_w = math.ceil(CHAR_W * min(MAX_LABEL, max((len(label) for label in self.labels), default=4))) + 8
+        else:
+            group_w, sub_w = 0, math.ceil(CHAR_W * min(MAX_LABEL, max((len(label) for label in self.labels), default=4))) + 12
+        label_w = group_w + sub_w
+        legend_w = sum(24 + math.ceil(CHAR_W * len(name)) for name in self.series) + 8 if self.legend else 0
+        title_w = math.ceil(CHAR_W * 1.1 * len(self.title)) + 12
+        bar_w = max(160, (width or 0) - label_w - value_w - 8)
+        total_w = max(label_w + bar_w + value_w + 8, legend_w, title_w)
+        scale = bar_w / (max(totals) if totals and max(totals) > 0 else 1)
+        ys, y = [], top
+        for i in range(len(self.labels)):
+            if self.groups is not None and i > 0 and self.groups[i] != self.groups[i - 1]:
+                y += gap
+            ys.append(y)
+            y += row
+        height = y + 8
+        parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{total_w}' height='{height}' viewBox='0 0 {total_w} {height}' "
+                 f"font-family='sans-serif' font-size='12' role='img' aria-label='{_esc(self.title)}'>",
+                 f"<title>{_esc(self.title)}</title>"]
+        if standalone:
+            parts.append(f"<rect width='100%' height='100%' rx='4' fill='#ffffff' style='fill:{CARD}'/>")
+        # Text: the theme's colour (CSS variables reach an inline SVG), else the page's
+        # colour (currentColor), else the dark grey fallback inside the variable.
+        parts.append(f"<g fill='currentColor' style='fill:{TEXT}'>")
+        parts.append(f"<text x='4' y='15' font-weight='bold'>{_esc(self.title)}</text>")
         x = 4
-        for name in self.series:
-            parts.append(f"<rect x='{x}' y='20' width='10' height='10' fill='{COLORS.get(name, '#888')}'/>"
-                         f"<text x='{x + 14}' y='29'>{html.escape(name)}</text>")
-            x += 24 + 7 * len(name)
+        for name in self.series if self.legend else ():
+            parts.append(f"<rect x='{x}' y='22' width='10' height='10' fill='{COLORS.get(name, OTHER_COLOR)}'/>"
+                         f"<text x='{x + 14}' y='31'>{_esc(name)}</text>")
+            x += 24 + math.ceil(CHAR_W * len(name))
         for i, label in enumerate(self.labels):
-            y = top + i * row
-            parts.append(f"<text x='{label_w - 6}' y='{y + 13}' text-anchor='end'>{html.escape(label[:30])}</text>")
+            base = ys[i] + 13
+            if self.groups is not None and (i == 0 or self.groups[i] != self.groups[i - 1]):
+                parts.append(self._label(self.groups[i], 4, base, "start", bold=True))
+            parts.append(self._label(label, label_w - 6, base, "end"))
+        parts.append("</g>")
+        for i, label in enumerate(self.labels):
             left = float(label_w)
-            for name, values in self.series.items():
-                w = values[i] * scale
+            name_of_row = f"{self.groups[i]} · {label}" if self.groups is not None else label
+            for name, series in self.series.items():
+                w = series[i] * scale
                 if w > 0:
-                    parts.append(f"<rect x='{left:.1f}' y='{y + 3}' width='{w:.1f}' height='{row - 6}' fill='{COLORS.get(name, '#888')}'>"
-                                 f"<title>{html.escape(f'{name}: {_fmt(values[i])}{self.unit}')}</title></rect>")
+                    parts.append(f"<rect x='{left:.1f}' y='{ys[i] + 3}' width='{max(w, 1.0):.1f}' height='{row - 6}' "
+                                 f"fill='{COLORS.get(name, OTHER_COLOR)}'><title>{_esc(f'{name_of_row}: {name} {_num(series[i], self.unit)}')}"
+                                 "</title></rect>")
                 left += w
-            parts.append(f"<text x='{left + 4:.1f}' y='{y + 13}'>{html.escape(_fmt(totals[i]))}{html.escape(self.unit)}</text>")
+            parts.append(f"<text x='{left + 4:.1f}' y='{ys[i] + 13}' fill='currentColor' style='fill:{MUTED}'>{_esc(values[i])}</text>")
         parts.append("</svg>")
         return "".join(parts)
+
+    @staticmethod
+    def _label(text: str, x: float, y: int, anchor: str, *, bold: bool = False) -> str:
+        shown = text if len(text) <= MAX_LABEL else text[:MAX_LABEL - 1] + "…"
+        weight = " font-weight='bold'" if bold else ""
+        tip = f"<title>{_esc(text)}</title>" if shown != text else ""
+        return f"<text x='{x:.0f}' y='{y}' text-anchor='{anchor}'{weight}>{tip}{_esc(shown)}</text>"
+
+    def _repr_html_(self) -> str:
+        # Inline, so the SVG inherits the notebook's theme (an <img> would not).
+        return f"<div>{self.to_svg(standalone=False)}</div>"
 
     def _repr_svg_(self) -> str:
         return self.to_svg()
@@ -130,6 +252,49 @@ class _Totals:
     observed_s: float = 0.0
     serial_s: float = 0.0
     simulated_s: float = 0.0
+
+
+def _share(part: int, whole: int) -> str:
+    if not whole or not part:
+        return "0 %"
+    share = 100 * part / whole
+    return "<1 %" if share < 1 else f"{share:.0f} %"
+
+
+def _s(value: float) -> str:
+    return f"{value:,.1f} s"
+
+
+def _plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+# HTML pieces shared by both reports: a muted line, a folded section, a row of blocks.
+def _muted(text: str) -> str:
+    return f"<div style='color:{MUTED};margin:0 0 4px 0'>{_esc(text)}</div>"
+
+
+def _fold(summary: str, body: str) -> str:
+    return (f"<details style='margin:2px 0'><summary style='cursor:pointer'>{_esc(summary)}</summary>"
+            f"<div style='margin:2px 0 6px 16px'>{body}</div></details>")
+
+
+def _side_by_side(*blocks: str) -> str:
+    inner = "".join(f"<div style='display:inline-block;vertical-align:top;margin:0 24px 6px 0'>{b}</div>" for b in blocks if b)
+    return f"<div>{inner}</div>"
+
+
+def _page(headline_html: str, body: str) -> str:
+    return (f"<div class='nts-replay' style='font-size:12px;line-height:1.4;color:{TEXT}'>"
+            f"<div class='nts-replay-headline' style='font-size:13px;margin:0 0 2px 0'>{headline_html}</div>{body}</div>")
+
+
+def _table_with_fold(table: Table, what: str) -> str:
+    """A table's first ``VISIBLE_ROWS`` rows, and the rest folded (never dropped)."""
+    if len(table.rows) <= VISIBLE_ROWS:
+        return table.to_html()
+    rest = table.rows[VISIBLE_ROWS:]
+    return table.to_html(table.rows[:VISIBLE_ROWS]) + _fold(f"{len(rest):,} more {what}", table.to_html(rest, caption=False))
 
 
 class PolicyReport:
@@ -163,6 +328,24 @@ class PolicyReport:
             t.simulated_s += replay.simulated_s
         return t
 
+    def troubled(self) -> int:
+        """Sessions replayed only in part, unreadable, or whose replay failed."""
+        return sum(1 for r in self.replays if r.status in ("partial", "unreadable")) + len(self.failures)
+
+    def headline(self) -> str:
+        """The report in one sentence: sessions, calls, prompts, allows, denials, parallel batches."""
+        t = self.totals()
+        text = (f"{_plural(t.sessions, 'session')}, {_plural(t.calls, 'call')}: {_plural(t.prompt, 'prompt')} "
+                f"({_share(t.prompt, t.calls)}), {t.allow:,} allowed, {t.deny:,} denied; "
+                f"{_plural(t.parallel_batches, 'batch', 'batches')} would run in parallel")
+        if t.serial_s > 0:
+            text += f" ({_s(t.serial_s)} of tool time one call at a time, {_s(t.simulated_s)} with these batches)"
+        text += "."
+        troubled = self.troubled()
+        if troubled:
+            text += f" {_plural(troubled, 'session')} could be replayed only in part (see the problems)."
+        return text
+
     # -- tables ------------------------------------------------------------------------------------
     def summary(self) -> Table:
         t = self.totals()
@@ -188,6 +371,7 @@ class PolicyReport:
         return Table(f"policy {self.policy}", ("metric", "value"), rows)
 
     def by_tool(self) -> Table:
+        """Every tool called, with its decisions (most prompts first, then most calls)."""
         counts: dict[str, Counter[str]] = defaultdict(Counter)
         for call in self.calls:
             counts[call.tool][call.outcome] += 1
@@ -209,23 +393,24 @@ class PolicyReport:
         return Table("batches by size", ("calls in the batch", "batches"), sorted(sizes.items()))
 
     def problems(self, limit: int = 20, *, per_session: bool = False) -> Table:
-        """Why sessions were partial, empty, unreadable or failed: grouped by reason (numbers
-        folded), with how many sessions and one example; ``per_session=True`` lists each."""
+        """Why sessions were partial, empty, unreadable or failed: similar reasons (the same
+        but for their numbers) grouped, each shown by one real example with the number of
+        sessions that had it; ``per_session=True`` lists each session's own."""
         rows: list[tuple[str, str, str]] = [(r.path, r.status, p) for r in self.replays for p in r.problems]
         rows += [(path, "failed", why) for path, why in self.failures]
         if per_session:
             return Table("sessions with problems", ("session", "status", "reason"), rows[:limit])
-        groups: dict[tuple[str, str], list[str]] = {}
+        groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for path, status, reason in rows:
-            groups.setdefault((status, re.sub(r"\d+", "N", reason)), []).append(path)
-        table = sorted(((reason, status, len(set(paths)), paths[0]) for (status, reason), paths in groups.items()),
+            groups.setdefault((status, re.sub(r"\d+", "N", reason)), []).append((path, reason))
+        table = sorted(((found[0][1], status, len({p for p, _ in found}), found[0][0]) for (status, _), found in groups.items()),
                        key=lambda r: (-r[2], r[0]))
-        return Table("problems (N: a number)", ("reason", "status", "sessions", "example"), table[:limit])
+        return Table("problems (similar reasons grouped, one example each)", ("reason", "status", "sessions", "example"), table[:limit])
 
     # -- charts --------------------------------------------------------------------------------------
-    def prompts_chart(self, top: int = 12) -> BarChart:
-        table = self.by_tool()
-        rows = table.rows[:top]
+    def prompts_chart(self, top: int | None = None) -> BarChart:
+        """Decisions per tool, every tool (or the first ``top``) in the order of ``by_tool``."""
+        rows = self.by_tool().rows[:top]
         return BarChart("decisions per tool", [r[0] for r in rows],
                         {"allow": [r[2] for r in rows], "prompt": [r[3] for r in rows], "deny": [r[4] for r in rows]})
 
@@ -236,35 +421,56 @@ class PolicyReport:
 
     def time_chart(self) -> BarChart:
         t = self.totals()
-        return BarChart("tool time (estimated from the transcripts)", ["observed", "every call alone", "this policy"],
-                        {"observed": [t.observed_s, 0, 0], "serial": [0, t.serial_s, 0], "simulated": [0, 0, t.simulated_s]}, " s")
+        return BarChart("tool time (estimated from the transcripts)", ["observed", "every call alone", "this policy's batches"],
+                        {"observed": [t.observed_s, 0, 0], "serial": [0, t.serial_s, 0], "simulated": [0, 0, t.simulated_s]}, " s",
+                        legend=False)  # each bar is one series, and its label says which
 
     def rules_chart(self, top: int = 8) -> BarChart:
         rows = self.by_rule(top).rows
-        series: dict[str, Sequence[float]] = {o: [float(r[2]) if r[1] == o else 0.0 for r in rows] for o in OUTCOMES}
+        series: dict[str, Sequence[float]] = {o: [r[2] if r[1] == o else 0 for r in rows] for o in OUTCOMES}
         return BarChart("rules and checks that fired most", [r[0] for r in rows], series)
 
     def charts(self) -> list[BarChart]:
         return [self.prompts_chart(), self.parallelism_chart(), self.time_chart(), self.rules_chart()]
 
     def tables(self) -> list[Table]:
-        return [self.summary(), self.by_tool(), self.by_rule(), self.parallelism(), self.problems()]
+        """In the order the report shows them: decisions by tool first."""
+        return [self.by_tool(), self.summary(), self.by_rule(), self.parallelism(), self.problems()]
 
     def __str__(self) -> str:
-        head = self.description or f"policy {self.policy}"
-        return "\n\n".join([head] + [str(t) for t in self.tables()])
+        head = [f"{self.policy}: {self.headline()}"]
+        if self.description:
+            head.append(self.description)
+        return "\n\n".join(["\n".join(head)] + [str(t) for t in self.tables()])
 
     def __repr__(self) -> str:
         t = self.totals()
         return (f"PolicyReport({self.policy!r}: {t.sessions} sessions, {t.calls} calls: {t.allow} allowed, "
                 f"{t.prompt} prompts, {t.deny} denied; {t.parallel_batches} parallel batches)")
 
+    def details_html(self) -> str:
+        """The folded sections: totals, rules, batch sizes, problems."""
+        rules, sizes, problems = self.by_rule(), self.parallelism(), self.problems()
+        parts = [_fold("all totals", self.summary().to_html(caption=False)),
+                 _fold(f"what decided the calls ({_plural(len(rules), 'rule or check', 'rules and checks')}, most first)",
+                       rules.to_html(caption=False)),
+                 _fold("batches by size", sizes.to_html(caption=False))]
+        if problems.rows:
+            parts.append(_fold(f"problems ({_plural(len(problems), 'kind')}, in {_plural(self.troubled(), 'session')} replayed in part)",
+                               problems.to_html(caption=False)))
+        return "".join(parts)
+
     def _repr_html_(self) -> str:
-        tables = "".join(f"<div style='display:inline-block;vertical-align:top;margin:0 18px 12px 0'>{t._repr_html_()}</div>"
-                         for t in self.tables())
-        charts = "".join(f"<div style='display:inline-block;vertical-align:top'>{c.to_svg()}</div>" for c in self.charts())
-        head = html.escape(self.description or f"policy {self.policy}")
-        return f"<div><p><b>{head}</b></p>{tables}<div>{charts}</div></div>"
+        t = self.totals()
+        headline = f"<b>{_esc(self.policy)}</b>: {_esc(self.headline())}"
+        time = self.time_chart().to_svg(standalone=False) if t.serial_s > 0 else ""
+        body = (_muted(self.description) if self.description else "") + _side_by_side(_table_with_fold(self.by_tool(), "tools"), time)
+        return _page(headline, body + self.details_html())
+
+
+def _side_label(role: str, name: str) -> str:
+    """A row label that says which policy it is: "current", or "current (team)"."""
+    return role if name == role else f"{role} ({name})"
 
 
 class PolicyComparison:
@@ -273,6 +479,24 @@ class PolicyComparison:
     def __init__(self, current: PolicyReport, proposed: PolicyReport) -> None:
         self.current = current
         self.proposed = proposed
+
+    def changed_calls(self) -> int:
+        before = {(r.path, c.tool_use_id): c.outcome for r in self.current.replays for c in r.calls}
+        return sum(1 for r in self.proposed.replays for c in r.calls
+                   if before.get((r.path, c.tool_use_id), c.outcome) != c.outcome)
+
+    def headline(self) -> str:
+        a, b = self.current.totals(), self.proposed.totals()
+
+        def change(label: str, x: int, y: int) -> str:
+            return f"{label} {x:,} → {y:,}" + (f" ({y - x:+,})" if y != x else "")
+
+        text = (f"{self.current.policy} → {self.proposed.policy}, {_plural(a.sessions, 'session')}, {_plural(a.calls, 'call')}: "
+                f"{change('prompts', a.prompt, b.prompt)}, {change('denied', a.deny, b.deny)}, {change('allowed', a.allow, b.allow)}; "
+                f"{_plural(self.changed_calls(), 'call')} change decision")
+        if a.parallel_batches != b.parallel_batches:
+            text += f"; {change('parallel batches', a.parallel_batches, b.parallel_batches)}"
+        return text + "."
 
     def summary(self) -> Table:
         a, b = self.current.totals(), self.proposed.totals()
@@ -291,7 +515,7 @@ class PolicyComparison:
         rows.sort(key=lambda r: (-(abs(r[2] - r[1]) + abs(r[4] - r[3])), r[0]))
         return Table("prompts and denials by tool", ("tool", "prompts now", "prompts proposed", "denials now", "denials proposed"), rows)
 
-    def changes(self, limit: int = 20) -> Table:
+    def changes(self, limit: int | None = 20) -> Table:
         """The calls whose outcome differs, grouped by tool, outcomes and what decided them."""
         before = {(r.path, c.tool_use_id): c for r in self.current.replays for c in r.calls}
         groups: dict[tuple[str, str, str, str], list[str]] = {}
@@ -304,21 +528,56 @@ class PolicyComparison:
         return Table("calls whose decision changes", ("tool", self.current.policy, self.proposed.policy, "decided by (proposed)", "calls", "example"),
                      rows[:limit])
 
+    def what_changes(self, limit: int | None = None) -> Table:
+        """``changes`` as the report shows it: one "current → proposed" column."""
+        rows = [(tool, f"{a} → {b}", n, by, example) for tool, a, b, by, n, example in self.changes(limit).rows]
+        return Table(f"what changes, by tool ({self.current.policy} → {self.proposed.policy})",
+                     ("tool", f"{self.current.policy} → {self.proposed.policy}", "calls", "decided by (proposed)", "example"), rows)
+
     def chart(self) -> BarChart:
+        """Every call's decision under each policy: one bar each, allow, prompt, deny in that order."""
         a, b = self.current.totals(), self.proposed.totals()
-        return BarChart("decisions, side by side", [self.current.policy, self.proposed.policy],
+        return BarChart("all calls: current and proposed",
+                        [_side_label("current", self.current.policy), _side_label("proposed", self.proposed.policy)],
                         {o: [getattr(a, o), getattr(b, o)] for o in OUTCOMES})
 
+    def tools_chart(self) -> BarChart:
+        """Decisions per tool under each policy: a bar for each, tools in one order (most calls first)."""
+        a = {r[0]: r for r in self.current.by_tool().rows}
+        b = {r[0]: r for r in self.proposed.by_tool().rows}
+        none = ["", 0, 0, 0, 0]
+        tools = sorted(set(a) | set(b), key=lambda t: (-max(a.get(t, none)[1], b.get(t, none)[1]), t))
+        sides = (_side_label("current", self.current.policy), _side_label("proposed", self.proposed.policy))
+        labels: list[str] = []
+        groups: list[str] = []
+        series: dict[str, list[float]] = {o: [] for o in OUTCOMES}
+        for tool in tools:
+            for side, rows in zip(sides, (a, b)):
+                row = rows.get(tool, none)
+                labels.append(side)
+                groups.append(tool)
+                for i, outcome in enumerate(OUTCOMES):
+                    series[outcome].append(row[2 + i])
+        return BarChart("decisions per tool: current and proposed", labels, dict(series), groups=groups)
+
     def __str__(self) -> str:
-        return "\n\n".join(str(t) for t in (self.summary(), self.by_tool(), self.changes()))
+        return "\n\n".join([self.headline()] + [str(t) for t in (self.what_changes(), self.summary(), self.by_tool())])
 
     def __repr__(self) -> str:
         a, b = self.current.totals(), self.proposed.totals()
         return f"PolicyComparison({self.current.policy!r}: {a.prompt} prompts -> {self.proposed.policy!r}: {b.prompt} prompts)"
 
     def _repr_html_(self) -> str:
-        tables = "".join(f"<div style='display:inline-block;vertical-align:top;margin:0 18px 12px 0'>{t._repr_html_()}</div>"
-                         for t in (self.summary(), self.by_tool(), self.changes()))
-        charts = "".join(f"<div style='display:inline-block;vertical-align:top'>{c.to_svg()}</div>"
-                         for c in (self.chart(), self.current.prompts_chart(), self.proposed.prompts_chart()))
-        return f"<div>{tables}<div>{charts}</div></div>"
+        changes = self.what_changes()
+        main = _table_with_fold(changes, "kinds of change") if changes.rows else f"<p>{_esc('No call changes decision.')}</p>"
+        body = _side_by_side(main, self.chart().to_svg(standalone=False))
+        problems = self.current.problems()
+        folds = [_fold("decisions per tool, current and proposed (chart)", self.tools_chart().to_svg(standalone=False)),
+                 _fold("all totals, side by side", self.summary().to_html(caption=False)),
+                 _fold("prompts and denials by tool", self.by_tool().to_html(caption=False)),
+                 _fold("the two policies", "".join(_muted(r.description or r.policy) for r in (self.current, self.proposed)))]
+        if problems.rows:
+            folds.append(_fold(f"problems ({_plural(len(problems), 'kind')}, in {_plural(self.current.troubled(), 'session')} "
+                               "replayed in part)", problems.to_html(caption=False)))
+        head, _, rest = self.headline().partition(", ")
+        return _page(f"<b>{_esc(head)}</b>, {_esc(rest)}", body + "".join(folds))

@@ -358,12 +358,12 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
     ten = cells.nth(C_TEN).locator(".nts-panel")
     expect(ten.locator(".nts-approval")).to_have_count(1)
     expect(ten.locator('.nts-row[data-state="completed"]')).to_have_count(1)
-    expect(ten.locator('.nts-row[data-state="completed"]')).to_contain_text("2 lines")  # the result, in one line
+    expect(ten.locator('.nts-row[data-state="completed"]')).to_contain_text("3 lines")  # the result, in one line
+    shots.take(cells.nth(C_TEN), "ten-calls.png")
     height = ten.bounding_box()["height"]
     assert height <= TEN_CALLS_WITH_A_PROMPT, f"a 10-call panel with one prompt is {height:.0f} px high"
     rows = ten.locator(".nts-row")
     assert max(rows.nth(i).bounding_box()["height"] for i in range(10)) <= 22  # "10" never wraps to "1/0"
-    shots.take(cells.nth(C_TEN), "ten-calls.png")
     ten.locator('.nts-row[data-state="completed"]').click()
     expect(ten.locator(".nts-opened")).to_contain_text("return 42")
     page.keyboard.press("Control+s")

@@ -17,7 +17,9 @@ import pytest
 
 import nbtoolsched as nts
 from nbtoolsched._tasks import TaskOwner
-from nbtoolsched.notebook._diffview import DiffView, file_diff_html, file_summary_html, parse_diff, plural
+from nbtoolsched.notebook._diffrender import file_diff_html, parse_diff
+from nbtoolsched.notebook._diffview import DiffView, file_summary_html
+from nbtoolsched.notebook._render import plural
 from nbtoolsched.notebook._pump import Handoff, UIPump
 from nbtoolsched.notebook._speculate import ContinuingSpeculation
 from nbtoolsched.speculation import FileChange, ScriptedTurn, start_speculation

@@ -228,12 +228,17 @@ async def test_a_waiting_row_shows_the_whole_input_and_the_diff_it_would_make(pr
     handle, panel, broker, pump = await open_panel(project, blocks)
     await wait_for(lambda: "e1" in panel._asking, what="the Edit to ask")
     edit = panel.approval_row("e1").detail.value
-    assert "-    return 1" in edit and "+    return 2  # changed" in edit and "replaces 1 occurrence" in edit
-    assert "nts-would-diff" in edit and edit.count("return 2  # changed") == 1  # the input once: as its diff
+    import re
+
+    shown = re.sub(r"<[^>]+>", "", edit)  # the diff's text, with its line numbers and marked words
+    assert "return 1" in shown and "return 2  # changed" in shown and "replaces 1 occurrence" in edit
+    assert 'class="nts-word-removed"' in edit and 'class="nts-ln"' in edit
+    assert "nts-would-diff" in edit and shown.count("# changed") == 1  # the input once: as its diff
     click_from_thread(panel.approval_row("e1").allow_button)
     await wait_for(lambda: "w1" in panel._asking, what="the Write to ask")
     write = panel.approval_row("w1").detail.value
-    assert "y" * 300 in write and "+b = 2" in write and write.count("a = 1") == 1  # all of it, once, not cut
+    written = re.sub(r"<[^>]+>", "", write)
+    assert "y" * 300 in written and "b = 2" in written and written.count("a = 1") == 1  # all of it, once, not cut
     assert panel.approval_row("w1").rule_picker.labels[0] == "Edit(src/new.py)"  # the narrowest rule first
     click_from_thread(panel.approval_row("w1").allow_button)
     await wait_for(lambda: "b1" in panel._asking, what="the Bash loop to ask")
