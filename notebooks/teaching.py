@@ -10,8 +10,10 @@ notebook. nbval compares the SVG and the one-line text of a picture, never the P
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import base64
+import fnmatch
 import html
 import importlib.util
 import os
@@ -24,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+import nbtoolsched as nts
 from nbtoolsched import Trace
 from nbtoolsched.events import CallStarted, CallState, ResultEvent
 
@@ -131,6 +134,54 @@ def tree_state(root: str | Path) -> dict[str, tuple[str, int, bytes]]:
                 entry = ("other", stat.S_IMODE(info.st_mode), str(info.st_rdev).encode())
             state[os.path.relpath(path, root)] = entry
     return state
+
+
+# -- slow stand-ins for four built-ins: their timelines are wide enough to see ---------------------
+def _walk(root: str) -> list[str]:
+    found = []
+    for folder, _, files in os.walk(root):
+        found += [os.path.relpath(os.path.join(folder, f), root) for f in files]
+    return sorted(found)
+
+
+@nts.tool(read_only=True)
+async def Grep(pattern: str, ctx: nts.ToolContext) -> str:
+    """Search file contents with a regular expression (a slow teaching version)."""
+    hits = []
+    for rel in _walk(ctx.cwd):
+        ctx.progress(f"scanning {rel}")
+        await asyncio.sleep(0.05)
+        text = Path(ctx.cwd, rel).read_text()
+        hits += [f"{rel}:{n}: {line}" for n, line in enumerate(text.splitlines(), 1) if re.search(pattern, line)]
+    return "\n".join(hits)
+
+
+@nts.tool(read_only=True)
+async def Read(file_path: str, ctx: nts.ToolContext) -> str:
+    """Read a file (a slow teaching version)."""
+    await asyncio.sleep(0.15)
+    path = ctx.resolve_path(file_path)
+    ctx.file_state.record(path)
+    return Path(path).read_text()
+
+
+@nts.tool(read_only=True)
+async def Glob(pattern: str, ctx: nts.ToolContext) -> str:
+    """Find files by name pattern (a slow teaching version)."""
+    await asyncio.sleep(0.1)
+    return "\n".join(f for f in _walk(ctx.cwd) if fnmatch.fnmatch(f, pattern))
+
+
+@nts.tool
+async def Edit(file_path: str, old_string: str, new_string: str, ctx: nts.ToolContext) -> str:
+    """Replace text in a file (a slow teaching version; not read-only, so it runs alone)."""
+    await asyncio.sleep(0.2)
+    path = Path(ctx.resolve_path(file_path))
+    text = path.read_text()
+    if text.count(old_string) != 1:
+        raise ValueError(f"old_string must occur exactly once in {file_path}")
+    path.write_text(text.replace(old_string, new_string))
+    return f"Edited {file_path}"
 
 
 # -- facts read off a trace (matched by event class) ------------------------------------------

@@ -83,6 +83,7 @@ class RunPanel(widgets.VBox):
         self.finished = False
         self.opened: str | None = None  # the call whose result is open under the rows
         self.saved: list[str] = []  # what Always allow saved (or could not), as the permissions said it
+        self._settled: tuple[Any, ...] = ()  # the states the saved copy was last sent with
         self.record = Record(self, self.text, self.snapshot_html)
         self.style_html = widgets.HTML("" if nested else PANEL_CSS + GONE_HTML)
         self.header = widgets.HTML()
@@ -221,7 +222,9 @@ class RunPanel(widgets.VBox):
             _set(self.timeline, timeline_html(self.states(), [f"#{r.number} {r.name}" for r in rows]))
         else:
             _set(self.timeline, "")
-        self.record.refresh()
+        settled = (tuple(r.shown_state for r in rows), tuple(pending), tuple(self.saved), self.notice)
+        self.record.refresh(force=settled != self._settled)  # a state change is saved at once; progress at most once a second
+        self._settled = settled
 
     def _header_html(self, rows: list[RowView], state: str = "running") -> str:
         if self.failure:

@@ -81,7 +81,7 @@ STATE_LABELS: dict[str, tuple[str, str]] = {  # state -> (label, accent)
 }
 FINAL_STATES = frozenset({"completed", "cancelled", "error", "denied", "deferred"})
 # One grid for every row (live rows, the record's, the header), so rows line up anywhere.
-_GRID = "2.4em 6.5em minmax(0,1fr) 3.8em 10.4em 10.5em 24%"
+_GRID = "2.4em 6.5em minmax(0,1fr) 3.8em 11.2em 10em 24%"
 _HEADINGS = (
     ("#", "the call's place in the cell"),
     ("tool", ""),

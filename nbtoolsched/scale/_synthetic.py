@@ -1,7 +1,7 @@
 """Synthetic Claude Code transcripts, for benchmarks and demonstrations at scale.
 
 Each session is a realistic mix of answers (searches and reads in parallel, edits, git
-and test commands, a destructive command, a web fetch, a tool no registry here has),
+and test commands, a destructive command, a web fetch, a Claude Code tool the registry lacks, judged from its own table),
 written as Claude Code writes them: one assistant entry per tool_use block sharing the
 answer's ``message.id``, one user entry per tool_result, ``parentUuid`` links and
 timestamps. Durations are drawn from a seeded random generator, so a seed always gives

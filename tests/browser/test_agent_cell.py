@@ -55,7 +55,8 @@ def _drive(page, expect, url: str, root: Path) -> None:
     expect(view.locator(".nts-agent-text").first.locator("strong")).to_have_text("notes")  # Markdown, as it streamed
     asking = view.locator(".nts-panel .nts-approval")
     expect(asking).to_have_count(1)
-    expect(asking).to_contain_text("awaiting approval")
+    expect(view.locator('.nts-panel .nts-row[data-state="awaiting_approval"]')).to_contain_text("awaiting approval")
+    expect(asking.locator(".nts-would-diff")).to_contain_text("hello")  # what it would write, once
     assert not (root / "notes.txt").exists()
     asking.locator("button.nts-allow").click()
     # When the cell is over, its live view is replaced by the true record: static HTML of
