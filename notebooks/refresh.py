@@ -20,16 +20,20 @@ import nbformat
 
 HERE = Path(__file__).resolve().parent
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+SPENT = 'class="nts-spent"'  # what a finished view leaves in its widget's place
 UNSET = ("ANTHROPIC_API_KEY", "NBTOOLSCHED_APPROVAL", "NBTOOLSCHED_MAX_TOOL_USE_CONCURRENCY")
 
 
 def strip_widgets(path: Path) -> None:
-    """Remove saved widget state and widget views, keeping each output's other forms."""
+    """Remove saved widget state and widget views, keeping each output's other forms; drop
+    the emptied outputs a finished view leaves where its widget was (they show nothing)."""
     nb = nbformat.read(path, as_version=4)
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             output.get("data", {}).pop(WIDGET_VIEW, None)
+        if "outputs" in cell:
+            cell.outputs = [o for o in cell.outputs if SPENT not in "".join(o.get("data", {}).get("text/html", ""))]
     nbformat.write(nb, path)
 
 
