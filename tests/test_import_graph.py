@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "nbtoolsched"
 # DESIGN.md's layers, each importing only those of a lower rank (equal ranks may not import
 # each other either). Facades that gather the public names sit above every layer.
 RANKS = {
-    "_errors": 0, "_exports": 0, "_hosts": 0, "_tasks": 0, "_sync": 1,
+    "_errors": 0, "_exports": 0, "_files": 0, "_hosts": 0, "_tasks": 0, "_sync": 1,
     "_messages": 1, "_session_log": 2, "_events": 2,
     "_tool": 3,
     "shell": 4,

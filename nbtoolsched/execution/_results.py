@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from .._files import atomic_write
 from .._messages import TextBlock, ToolResultBlock
 from .._tool._base import DEFAULT_MAX_RESULT_SIZE_CHARS
 from ._texts import empty_output
@@ -100,7 +99,7 @@ def persist_large_result(tool_use_id: str, content: str | list[Any], size: int, 
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if not path.exists():
-            _atomic_write(path, payload)
+            atomic_write(str(path), payload.encode("utf-8"))
     except OSError:
         return None
     head, more = preview(text)
@@ -113,17 +112,6 @@ def persist_large_result(tool_use_id: str, content: str | list[Any], size: int, 
 
 def _safe_name(tool_use_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in tool_use_id) or "result"
-
-
-def _atomic_write(path: Path, payload: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def format_exception(err: BaseException) -> str:

@@ -32,7 +32,7 @@ from ._markdown import markdown_html
 from ._pump import UIPump
 from ._record import GONE_HTML, PANEL_CSS, Record
 from ._diffrender import TINT_ADDED, TINT_REMOVED, file_diff_html, parse_diff
-from ._render import BORDER, BOX, FG, FG2, STATE_LABELS, plural
+from ._render import BORDER, FG, FG2, STATE_LABELS, plural
 
 __all__ = ["DiffView", "explain_boundary", "file_summary_html"]
 

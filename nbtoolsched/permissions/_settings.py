@@ -21,16 +21,14 @@ ask again" does, and never overwrites a file it cannot read as settings.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
-import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from .._files import atomic_write
 from ._approvals import saved_rules_text
 from ._errors import PermissionConfigError
 from ._hooks import Hooks
@@ -141,29 +139,11 @@ def save_local_rules(cwd: str | os.PathLike[str], rules: Iterable[str]) -> Local
         return LocalSave(wanted, shown, (), already)
     allow.extend(added)
     try:
-        _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(str(path), (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     except OSError as err:
         return failed(error=f"it cannot be written: {err.strerror or err}")
     return LocalSave(wanted, shown, added, already)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """A temporary file in the same folder, then ``os.replace``: a reader sees the old file
-    or the new one, never half of it. The file keeps its mode (a new one: 0644)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def load_settings(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._atomic import atomic_write
+from ..._files import atomic_write
 
 __all__ = ["new_cell", "NotebookFileError", "load_notebook", "render_notebook", "cell_label", "find_cell", "save_notebook"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-from ._atomic import atomic_write
+from ..._files import atomic_write
 
 __all__ = ["TextFile", "load_text", "save_text", "decode_bytes"]
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 import nbtoolsched as nts
-from nbtoolsched.tools.files._atomic import atomic_write
+from nbtoolsched._files import atomic_write
 from nbtoolsched.tools.files._globs import GlobSyntaxError, parse_rule, path_matcher, split_glob_argument
 from nbtoolsched.tools.files._search import PythonEngine, SearchSpec
 
