@@ -338,7 +338,7 @@ class AgentView(widgets.VBox):
         kind = "nts-agent-snapshot" if live else "nts-agent-record"
         return (f'<div class="nts-record {kind}" data-live="{str(live).lower()}" '
                 f'style="color:{FG};border:1px solid {BORDER};padding:4px">'
-                f'{self._header_html()}{note}{"".join(parts)}{self._footer_html()}</div>')
+                f'{self._header_html(saved=live)}{note}{"".join(parts)}{self._footer_html()}</div>')
 
     def record_html(self) -> str:
         """The finished cell as static HTML (``snapshot_html`` of a cell that is over)."""
@@ -401,7 +401,9 @@ class AgentView(widgets.VBox):
             return self.status
         return stop_words(self.stop_reason, self.model_stop, self.status)
 
-    def _header_html(self) -> str:
+    def _header_html(self, saved: bool = False) -> str:
+        """``saved``: the header of the saved copy of a live view, whose state is the one it
+        had when the notebook was saved."""
         parts = [f"<b>{html.escape(self.title)}</b>"]
         if self.model:
             parts.append(html.escape(self.model))
@@ -416,7 +418,8 @@ class AgentView(widgets.VBox):
                 tip += f"; the model's last answer: {self.model_stop}"
                 attrs += f' data-model-stop="{html.escape(self.model_stop)}"'
             attrs += f' title="{html.escape(tip)}"'
-        parts.append(f'<span class="nts-agent-status"{attrs}>{html.escape(self.state_words())}</span>')
+        words = self.state_words() + (" when saved" if saved else "")
+        parts.append(f'<span class="nts-agent-status"{attrs}>{html.escape(words)}</span>')
         return (f'<div class="nts-agent-header" style="font-size:12px;color:{FG};margin-right:8px">'
                 f'{" · ".join(parts)}</div>')
 

@@ -64,7 +64,6 @@ function render({ model, el }) {
           if (mine !== generation) return;
           const active = document.activeElement;
           const inside = !!(r && active && r.contains(active));
-          const notebook = el.closest(".jp-Notebook");
           if (owned && notebook && (!active || active === document.body || inside)) notebook.focus();
           owned = false;
         }, 800);
@@ -76,6 +75,9 @@ function render({ model, el }) {
       const active = document.activeElement;
       const inside = !!(r && active && r.contains(active));
       if (!inside && editable(active) && Date.now() - lastTyped < TYPING_MS) return;
+      // another panel's prompt has the focus: a person is on it, and a key meant for that
+      // call must not answer this one
+      if (!inside && active && active.closest && active.closest(".nts-approval")) return;
       button.focus();
       owned = true;
     };
@@ -93,17 +95,23 @@ function render({ model, el }) {
 
   window.addEventListener("keydown", onKey, true);
   let clickRoot = null;
+  let notebook = null; // found while the view is in the page: it may be gone when focus goes back
   let waited = 0;
   const attach = () => {
     const r = root();
     if (!r) { if (waited++ < 400) setTimeout(attach, 25); return; } // until the view is in the page
     clickRoot = r;
+    notebook = el.closest(".jp-Notebook");
     r.addEventListener("click", onClick);
     follow();
   };
   attach();
   model.on("change:prompt", follow);
-  return () => {
+  return () => { // the view is gone (its run ended): focus that was in it goes back to the notebook
+    const active = document.activeElement;
+    if (owned && notebook && notebook.isConnected && (!active || active === document.body)) {
+      setTimeout(() => { if (document.activeElement === document.body) notebook.focus(); }, 0);
+    }
     window.removeEventListener("keydown", onKey, true);
     if (clickRoot) clickRoot.removeEventListener("click", onClick);
     model.off("change:prompt", follow);

@@ -308,15 +308,16 @@ class RunPanel(widgets.VBox):
         trouble = any(r.state not in ("completed",) for r in rows) or self.failure is not None
         mark = "✗" if self.failure else ("!" if trouble else "✓")
         state = f"failed: {self.failure}" if self.failure else "finished"
-        extra = f" · {self.notice}" if self.notice else ""
+        extra = html.escape(f" · {self.notice}") if self.notice else ""
+        extra += "".join(f' · <span class="nts-saved">✓ {html.escape(text)}</span>' for text in self.saved)  # on the line, seen
         summary = (f'<summary style="cursor:pointer;color:{FG}"><b>{mark} {html.escape(self.title)}</b> · {len(rows)} call'
                    f'{"s" if len(rows) != 1 else ""} · <span class="nts-run-state">{html.escape(state)}</span> · '
-                   f'<span class="nts-summary">{html.escape(counts)}</span>{html.escape(total)}{html.escape(extra)}</summary>')
+                   f'<span class="nts-summary">{html.escape(counts)}</span>{html.escape(total)}{extra}</summary>')
         results = {r.tool_use_id: self._preview_of(r) for r in rows if r.final}
         timeline = (f'<details class="nts-record-timeline" style="margin-top:4px"><summary style="cursor:pointer;color:{FG2}">timeline</summary>'
                     f'{timeline_html(self.states(), [f"#{r.number} {r.name}" for r in rows])}</details>')
         return (f'<div class="nts-record" style="font-size:12px;color:{FG};border:1px solid {BORDER};padding:4px">'
-                f'<details{" open" if trouble else ""}>{summary}{self._notice_html()}{rows_html(rows, header=True, results=results)}'
+                f'<details{" open" if trouble else ""}>{summary}{rows_html(rows, header=True, results=results)}'
                 f"{timeline}</details></div>")
 
     def snapshot_html(self) -> str:
@@ -335,7 +336,8 @@ class RunPanel(widgets.VBox):
                                        "is what could finish it. Run the cell again to start over.</div>")
         frame = "" if self.nested else f";border:1px solid {BORDER};padding:4px"
         return (f'<div class="nts-record nts-snapshot" style="font-size:12px;color:{FG}{frame}">'
-                f"{self._header_html(rows, state)}{note}{asks}{rows_html(rows, header=True)}</div>")
+                f"{self._header_html(rows, state)}{note}{self._notice_html()}{asks}"
+                f"{rows_html(rows, header=True, results={r.tool_use_id: self._preview_of(r) for r in rows if r.final})}</div>")
 
     def _preview_of(self, row: RowView) -> str:
         outcome = self.outcomes.get(row.tool_use_id) or self.handle.states[row.tool_use_id].outcome

@@ -394,6 +394,8 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
             shots.take(five, "keyboard.png")
         page.keyboard.press("1")
     expect(five.locator(".nts-record .nts-summary")).to_have_text("5 completed")
+    # no prompt left: the focus is back on the notebook (Shift+Enter goes on from there)
+    page.wait_for_function("() => document.activeElement && document.activeElement.classList.contains('jp-Notebook')")
     assert max(places) - min(places) <= 2, f"the Allow button moved between prompts: {places}"
     assert sorted(p.name for p in (root / "out").iterdir()) == [f"{i}.txt" for i in range(1, 6)]
     five.locator(".nts-record > details > summary").click()  # open the record
@@ -410,7 +412,9 @@ def _drive(page, expect, url: str, root: Path, app: str, theme: str, comms: str,
     shots.take(always, "always-allow.png")
     page.keyboard.press("2")
     expect(always.locator(".nts-record .nts-summary")).to_have_text("2 completed")
-    expect(always.locator(".nts-record .nts-saved")).to_contain_text("saved Touch to .claude/settings.local.json")
+    saved = always.locator(".nts-record summary .nts-saved")  # on the record's one line, seen without opening it
+    expect(saved).to_contain_text("saved Touch to .claude/settings.local.json")
+    expect(saved).to_be_visible()
     assert (root / "a.txt").exists() and (root / "b.txt").exists()
     assert "Touch" in json.loads((root / ".claude" / "settings.local.json").read_text())["permissions"]["allow"]
 

@@ -293,6 +293,41 @@ async def test_always_allow_saves_the_chosen_rule_and_releases_a_covered_sibling
     assert [r.text for r in results] == ["ran a", "ran b"]
     assert handle.states["t_b"].answer == "allow"
     await pump.aclose()
+    # what was saved, and where, on the record's one line (a lowercase tool name is one Claude
+    # Code's settings would drop: it stays in the session, and the line says so)
+    summary = panel.record.final["text/html"].split("</summary>")[0]
+    assert 'class="nts-saved"' in summary and "saved ask_me for this session only" in summary, summary
+    assert not (project / ".claude" / "settings.local.json").exists()
+
+
+async def test_always_allow_writes_the_rule_to_the_local_settings_and_says_so(project):
+    @nts.tool(concurrency_safe=True)
+    async def Stamp(name: str) -> str:
+        """Not read-only: asks."""
+        return "stamped " + name
+
+    blocks = calls("a", tool="Stamp")
+    handle, panel, broker, pump = await open_panel(project, blocks, tools=(Stamp,))
+    await wait_for(lambda: "t_a" in panel._asking, what="the prompt")
+    click_from_thread(panel.approval_row("t_a").always_button)
+    await asyncio.wait_for(_await(handle), 10)
+    await pump.aclose()
+    import json
+
+    assert json.loads((project / ".claude" / "settings.local.json").read_text())["permissions"]["allow"] == ["Stamp"]
+    assert "saved Stamp to .claude/settings.local.json" in panel.record.final["text/html"].split("</summary>")[0]
+
+
+async def test_a_saved_copy_opens_finished_results_too(project):
+    handle, panel, broker, pump = await open_panel(project, [{"type": "tool_use", "id": "r", "name": "Read",
+                                                               "input": {"file_path": "README.md"}}] + calls("a"))
+    await wait_for(lambda: "t_a" in panel._asking, what="the prompt")
+    snapshot = panel.snapshot_html()
+    assert "waiting for approval when saved" in snapshot
+    assert '<details class="nts-call"><summary class="nts-row" data-id="r" data-state="completed"' in snapshot
+    handle.abort()
+    await asyncio.wait_for(_await(handle), 10)
+    await pump.aclose()
 
 
 async def test_the_record_replaces_every_display_with_the_final_state(project, monkeypatch):
