@@ -201,12 +201,16 @@ def _addressed(header: Any) -> Iterator[None]:
     if not isinstance(header, dict) or not header:
         yield
         return
+    address = getattr(publisher, "set_parent", None)  # every ipykernel has it (7.x keeps it per context)
+    if not callable(address):
+        yield
+        return
     kept = getattr(publisher, "_parent_header_global", None)
-    publisher.parent_header = header
+    address(header)
     try:
         yield
     finally:
-        publisher.parent_header = before
+        address(before)
         if kept is not None:
             publisher._parent_header_global = kept
 

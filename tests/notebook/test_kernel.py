@@ -276,3 +276,23 @@ def test_a_record_finished_by_a_task_of_an_earlier_cell_reaches_its_own_cell(cur
     # two outputs: the snapshot (which becomes the record) and the widget's (emptied at the end)
     final = [key for key in final if not _snapshot_only(got, key)]
     assert len(shown) == 2 and shown[0] in final, (shown, final)
+
+
+def test_a_later_cells_saved_copy_is_updated_in_that_cell(current_kernel):
+    """JupyterLab applies an update_display_data only in the cell it is addressed to; the UI
+    pump's task belongs to the cell that made it, so a later cell's snapshot updates must be
+    addressed to that later cell, or a notebook saved while it waits keeps its first state."""
+    client = current_kernel
+    assert execute(client, "%%toolcall --name addr_first --policy allow\n- touch: {name: addr1.txt}\n")["error"] is None
+    assert execute(client, "await addr_first")["error"] is None  # the pump now belongs to that cell
+    code = ("import asyncio\nfrom nbtoolsched.notebook import get_session\n"
+            "later = get_session().submit([{'type': 'tool_use', 'id': 'w', 'name': 'touch', 'input': {'name': 'addr2.txt'}}],"
+            " policy='ask')\n"
+            "display(later)\n"
+            "for _ in range(100):\n    if later.panel.pending():\n        break\n    await asyncio.sleep(0.05)\n"
+            "await asyncio.sleep(1.5)\n")  # the pump renders; the snapshot of the waiting state goes out
+    got = _iopub_of(client, code)
+    snapshots = [m["content"]["data"]["text/html"] for m in got if m["msg_type"] == "update_display_data"
+                 and "nts-snapshot" in m["content"]["data"].get("text/html", "")]
+    assert any("waiting for approval when saved" in html for html in snapshots), snapshots
+    execute(client, "later.panel.stop()")
