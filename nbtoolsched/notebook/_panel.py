@@ -296,14 +296,15 @@ class RunPanel(widgets.VBox):
         self._asking.clear()
         final_html = self.record_html()
         self.summary.value = final_html
+        drawn: tuple[Any, ...] = ()
         if self.nested or not self.record.display_ids:
-            self.children = (self.style_html, self.summary)  # the view it is part of (or a bare widget) shows the record
+            drawn = (self.style_html, self.summary)  # the view it is part of (or a bare widget) shows the record
         else:
             # Shown by its record: the record's own output now says the final state, so the
             # widget draws nothing (its output is emptied next) and stops hiding that output.
             self.remove_class(f"nts-live-{self.record.key}")
-            self.children = ()
             self.layout.border, self.layout.padding = "none", "0"
+        self.children = drawn
         self.record.finish(final_html, self.text())
 
     def record_html(self) -> str:
