@@ -31,7 +31,6 @@ __all__ = [
     "badge_html",
     "clean_error",
     "counts_text",
-    "diff_html",
     "elapsed_text",
     "input_html",
     "input_text",
@@ -65,7 +64,6 @@ _ACCENTS = {
     "purple": "#8e44ad",
 }
 # Translucent tints work over a light and a dark background alike (the text keeps FG).
-_TINTS = {"added": "rgba(46,160,67,0.20)", "removed": "rgba(248,81,73,0.20)", "hunk": "rgba(56,139,253,0.16)"}
 
 STATE_LABELS: dict[str, tuple[str, str]] = {  # state -> (label, accent)
     "queued": ("queued", _ACCENTS["grey"]),
@@ -448,26 +446,6 @@ def result_preview(result: Any, limit: int = 2000) -> str:
     return (f'<pre class="nts-result{" nts-result-error" if error else ""}" style="max-height:16em;overflow:auto;margin:2px 0;'
             f'padding:4px 6px;background:{BOX};color:{FG};border-left:4px solid {edge};white-space:pre-wrap;'
             f'overflow-wrap:anywhere;font-size:12px">{html.escape(shown)}</pre>')
-
-
-def diff_html(diff: str, max_height: str = "24em") -> str:
-    """A unified diff with inline styles only: tinted lines, the text in the theme's colour."""
-    lines = []
-    for line in diff.splitlines():
-        if line.startswith(("+++", "---")):
-            style = "font-weight:600"
-        elif line.startswith("@@"):
-            style = f"background:{_TINTS['hunk']}"
-        elif line.startswith("+"):
-            style = f"background:{_TINTS['added']}"
-        elif line.startswith("-"):
-            style = f"background:{_TINTS['removed']}"
-        else:
-            style = ""
-        lines.append(f'<span style="display:block;{style}">{html.escape(line) or " "}</span>')
-    return (f'<pre class="nts-diff" style="max-height:{max_height};overflow:auto;margin:2px 0;padding:4px 6px;'
-            f'background:{BOX};color:{FG};font-size:12px;line-height:1.35;white-space:pre-wrap;overflow-wrap:anywhere">'
-            f'{"".join(lines)}</pre>')
 
 
 def unified(before: str | None, after: str | None, label: str, max_lines: int = 400) -> str:

@@ -6,11 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nbtoolsched._messages import ToolResultBlock
+from nbtoolsched.notebook._diffrender import file_diff_html
 from nbtoolsched.notebook._render import (
     RowView,
     badge_html,
     counts_text,
-    diff_html,
     elapsed_text,
     progress_text,
     progress_view,
@@ -120,8 +120,7 @@ def test_result_preview_marks_errors_and_drops_the_model_tags():
 
 
 def test_diff_is_tinted_with_inline_styles_and_theme_text():
-    html = diff_html("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old <tag>\n+new\n")
-    assert "class=" not in html.replace('class="nts-diff"', "")  # no page-wide CSS needed
+    html = file_diff_html("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old <tag>\n+new\n")  # the one diff renderer
     assert "&lt;tag&gt;" in html and "rgba(46,160,67" in html and "var(--jp-content-font-color1" in html
 
 
@@ -130,7 +129,7 @@ def test_no_fixed_dark_text_colours_anywhere():
     import re
 
     row = RowView(1, "t", "Read", {"file_path": "a\nb"}, 1, "error", "ran 1 s", "", "no such file")
-    html = rows_html([row], header=True) + badge_html("denied") + diff_html("+a") + timeline_html([])
+    html = rows_html([row], header=True) + badge_html("denied") + file_diff_html("@@ -1 +1 @@\n+a") + timeline_html([])
     for colour in re.findall(r"(?<![-\w])color:\s*([^;\"]+)", html):
         assert colour.startswith("var(--jp-"), colour
 
