@@ -16,7 +16,17 @@ line, on both paths, and the cell's added latency per turn over the bare Agent, 
 sessions with no delays and instant tools (so only overhead is left), alternated to
 share machine noise. Target: under 5 ms per turn.
 
-    python benchmarks/bench_agent.py [--part all|streaming|cell] [--scale 1.0] [--repeat 3] [--sessions 30]
+Part 3 (``models``). The same session through the real SDK clients over HTTP: a
+``ScriptServer`` on 127.0.0.1 (its own thread) streams the turns as Anthropic's Messages
+API events to ``AnthropicModel`` and as Chat Completions chunks to ``OpenAIModel``, with
+the in-process ``ScriptedModel`` as the baseline. For each tool call it reports the time
+from the last byte of its arguments (written by the server) to the tool's first line,
+and from the bytes that tell the client the call is complete to that line. Anthropic
+sends ``content_block_stop`` right after the arguments; Chat Completions has no such
+event, so a call is complete only when the next call's first chunk or the
+``finish_reason`` arrives, and the wait for it is the model's, not the scheduler's.
+
+    python benchmarks/bench_agent.py [--part all|streaming|cell|models] [--scale 1.0] [--repeat 3] [--sessions 30]
 """
 
 from __future__ import annotations
@@ -256,6 +266,77 @@ async def cell_part(scale: float, sessions: int) -> None:
     notebook.close()
 
 
+# -- part 3: the real SDK clients over HTTP ---------------------------------------------------------------
+def _tags(result: AgentResult) -> dict[str, str]:
+    """tool_use id -> the "Tool:argument" tag its tool notes in STARTS."""
+    tags = {}
+    for message in result.messages:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block["type"] == "tool_use":
+                data = block["input"]
+                argument = data.get("path") or data.get("pattern") or data.get("file_path") or data.get("command")
+                tags[block["id"]] = f"{block['name']}:{argument}"
+    return tags
+
+
+async def sdk_session(kind: str, scale: float, from_arguments: list[float], from_complete: list[float]) -> float:
+    from nbtoolsched.models import ScriptServer
+
+    STARTS.clear()
+    permissions = nts.Permissions(cwd=os.getcwd(), approver=nts.ApprovalBroker("allow"))
+    scheduler = nts.Scheduler(make_registry(), permissions=permissions)
+    if kind == "scripted":
+        clock = BlockClock(ScriptedModel(session(scale)))
+        start = time.perf_counter()
+        result = await Agent(clock, scheduler).run("Fix the parser's empty-input bug.")
+        elapsed = time.perf_counter() - start
+        found = gaps(clock)  # in process, the last argument byte and the block's stop are one event apart
+        from_arguments += found
+        from_complete += found
+    else:
+        with ScriptServer(session(scale)) as server:
+            model: Any = (nts.AnthropicModel(api_key="bench", base_url=server.anthropic_url, max_retries=0)
+                          if kind == "anthropic" else nts.OpenAIModel("scripted", base_url=server.openai_url, max_retries=0))
+            start = time.perf_counter()
+            result = await Agent(model, scheduler).run("Fix the parser's empty-input bug.")
+            elapsed = time.perf_counter() - start
+            for call_id, tag in _tags(result).items():
+                from_arguments.append(STARTS[tag] - server.argument_ends[call_id])
+                from_complete.append(STARTS[tag] - server.complete_at[call_id])
+    assert result.stop_reason == "end_turn" and result.turns == 3, (kind, result.stop_reason, result.error)
+    validate_transcript(result.messages)
+    return elapsed
+
+
+async def models_part(scale: float, repeat: int) -> None:
+    kinds = {"scripted": "ScriptedModel (in process)", "anthropic": "AnthropicModel (SDK, HTTP)",
+             "openai": "OpenAIModel (SDK, HTTP)"}
+    arguments: dict[str, list[float]] = {k: [] for k in kinds}
+    complete: dict[str, list[float]] = {k: [] for k in kinds}
+    totals: dict[str, list[float]] = {k: [] for k in kinds}
+    for kind in kinds:  # warm up: imports, SDK clients, connection code paths
+        await sdk_session(kind, 0.0, [], [])
+    for _ in range(repeat):  # the three alternate, so machine noise hits all alike
+        for kind in kinds:
+            totals[kind].append(await sdk_session(kind, scale, arguments[kind], complete[kind]))
+    calls = len(arguments["scripted"])
+    print(f"the same 3-turn session (5 tool calls) through three models, scale {scale}, {repeat} runs each\n")
+    print("last byte of a call's arguments -> its tool's first line")
+    for kind, label in kinds.items():
+        print(f"  {label:<28} {_ms(arguments[kind])}")
+    print("the bytes that complete a call (Anthropic: content_block_stop; OpenAI: the next call or finish_reason)"
+          " -> its tool's first line")
+    base = statistics.median(complete["scripted"])
+    for kind, label in kinds.items():
+        ratio = statistics.median(complete[kind]) / base if base > 0 else float("nan")
+        print(f"  {label:<28} {_ms(complete[kind])}   {ratio:5.1f}x the in-process baseline")
+    print(f"\nwhole session (median of {repeat}): " + "  ".join(
+        f"{label.split()[0]} {statistics.median(totals[kind]):.3f} s" for kind, label in kinds.items()))
+    print(f"({calls} calls per model. OpenAI's gap from the last argument byte includes the model's own wait before"
+          "\nits next chunk: here the script's pause before the next block. A p90 above the median is the Bash call"
+          "\nwaiting for the Edit before it, which must finish first and could start only that much later.)")
+
+
 async def main(part: str, scale: float, repeat: int, sessions: int) -> None:
     if part in ("all", "streaming"):
         await streaming_part(scale, repeat)
@@ -263,11 +344,15 @@ async def main(part: str, scale: float, repeat: int, sessions: int) -> None:
         if part == "all":
             print("\n" + "-" * 72 + "\n")
         await cell_part(scale, sessions)
+    if part in ("all", "models"):
+        if part == "all":
+            print("\n" + "-" * 72 + "\n")
+        await models_part(scale, repeat)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["all", "streaming", "cell"], default="all")
+    parser.add_argument("--part", choices=["all", "streaming", "cell", "models"], default="all")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every delay and tool duration")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sessions", type=int, default=30, help="part 2: overhead sessions per path")

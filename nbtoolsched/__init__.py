@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
     from .models._anthropic import AnthropicModel
+    from .models._openai import OpenAIModel
 
 __version__ = "0.1.0"
 
@@ -69,7 +70,7 @@ __all__ = [
     # permissions
     "Permissions", "Hooks", "Approver", "ApprovalBroker", "ApprovalAnswer", "ApprovalRequest",
     # agents, models, transcripts, speculation
-    "Agent", "AgentResult", "ScriptedModel", "Turn", "AnthropicModel",
+    "Agent", "AgentResult", "ScriptedModel", "Turn", "AnthropicModel", "OpenAIModel",
     "TranscriptWriter", "read_transcript", "validate_transcript", "speculate", "Speculation",
     # errors and warnings
     "NbtoolschedError", "ConfigurationError", "PermissionConfigError", "McpConfigError", "DuplicateToolError",
@@ -84,12 +85,17 @@ publish(__name__, __all__, globals())
 if not TYPE_CHECKING:  # type checkers see AnthropicModel above, and no other name appears from here
 
     def __getattr__(name: str) -> type:
-        """Heavy parts load on first use: the Anthropic SDK takes seconds to import."""
+        """Heavy parts load on first use: the model SDKs take a second or more to import."""
         if name == "AnthropicModel":
             from .models._anthropic import AnthropicModel
 
             publish(__name__, [name], {name: AnthropicModel})
             return AnthropicModel
+        if name == "OpenAIModel":
+            from .models._openai import OpenAIModel
+
+            publish(__name__, [name], {name: OpenAIModel})
+            return OpenAIModel
         raise AttributeError(f"module 'nbtoolsched' has no attribute {name!r}")
 
 

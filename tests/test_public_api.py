@@ -117,6 +117,7 @@ ALLOWED_ANY = {
     "nbtoolsched.internals.ToolReferenceBlock": "**extra_data",
     # Options handed unchanged to another library.
     "nbtoolsched.AnthropicModel": "**request: the Anthropic SDK's messages.stream keywords",
+    "nbtoolsched.OpenAIModel": "**request: the OpenAI SDK's chat.completions.create keywords",
     "nbtoolsched.scale.RayEngine": "**init_options: ray.init's keywords",
     # The constructor's keywords, the approver among them: typed with the approver
     # (permissions/ is being reorganized in the same issue).

@@ -16,7 +16,8 @@ from typing import Any, AsyncIterator
 
 import pytest
 
-SSE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "sse"
+SSE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "sse"  # Anthropic's Messages API
+OPENAI_DIR = SSE_DIR.parent / "openai"  # Chat Completions, as OpenAI, vLLM, Ollama... stream it
 
 
 @dataclass
@@ -28,12 +29,12 @@ class Reply:
     event_delay: float = 0.0  # seconds between events of a stream
 
     @classmethod
-    def sse(cls, name: str, event_delay: float = 0.0) -> "Reply":
-        return cls(200, (SSE_DIR / name).read_bytes(), event_delay=event_delay)
+    def sse(cls, name: str, event_delay: float = 0.0, folder: Path = SSE_DIR) -> "Reply":
+        return cls(200, (folder / name).read_bytes(), event_delay=event_delay)
 
     @classmethod
-    def json(cls, status: int, name: str, **headers: str) -> "Reply":
-        return cls(status, (SSE_DIR / name).read_bytes(), "application/json", headers)
+    def json(cls, status: int, name: str, folder: Path = SSE_DIR, **headers: str) -> "Reply":
+        return cls(status, (folder / name).read_bytes(), "application/json", headers)
 
 
 class ReplayServer:
@@ -72,7 +73,7 @@ class ReplayServer:
             writer.close()
 
     async def _send(self, writer: asyncio.StreamWriter, reply: Reply) -> None:
-        reason = {200: "OK", 529: "Overloaded", 500: "Internal Server Error"}.get(reply.status, "Error")
+        reason = {200: "OK", 401: "Unauthorized", 429: "Too Many Requests", 529: "Overloaded", 500: "Internal Server Error"}.get(reply.status, "Error")
         head = [f"HTTP/1.1 {reply.status} {reason}", f"Content-Type: {reply.content_type}", "Connection: close",
                 "request-id: req_replay"]
         head += [f"{k}: {v}" for k, v in reply.headers.items()]

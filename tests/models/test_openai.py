@@ -1,0 +1,277 @@
+"""OpenAIModel with the real ``openai`` SDK client against streams replayed on 127.0.0.1.
+
+The streams in tests/fixtures/openai are written in the shapes each server sends (see
+that folder's README): OpenAI's own (a call's id and name with empty arguments, then
+argument pieces, a usage chunk with no choices), vLLM's (no ``arguments`` key in a
+call's first delta, ``reasoning_content``), Ollama's (every call whole in one chunk,
+``finish_reason: "stop"`` after tool calls) and a proxy's that drops ``index``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import nbtoolsched as nts
+from nbtoolsched.agent._transcript import validate_transcript
+from nbtoolsched.models import ModelError, ScriptedModel, StreamAssembler, collect
+from nbtoolsched.models._openai import ChunkTranslator, openai_messages, openai_tools
+
+from .conftest import OPENAI_DIR, ReplayServer, Reply
+
+PROMPT = [{"role": "user", "content": "What's the weather, and what do my notes say?"}]
+TOOLS = [{"name": "get_weather", "description": "Weather", "input_schema": {"type": "object"}},
+         {"name": "read_notes", "description": "Notes", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]
+WEATHER = {"location": "San Francisco, CA", "unit": "fahrenheit", "days": [1, 2, 3]}
+NOTES = {"path": "notes/caf\u00e9.md"}
+
+
+def _model(replay: ReplayServer, **options: Any) -> nts.OpenAIModel:
+    options.setdefault("max_retries", 0)
+    return nts.OpenAIModel("gpt-4.1", api_key="test-key", base_url=replay.base_url + "/v1", **options)
+
+
+def _reply(name: str, event_delay: float = 0.0) -> Reply:
+    return Reply.sse(name, event_delay, folder=OPENAI_DIR)
+
+
+@pytest.mark.parametrize("fixture", ["openai_parallel.txt", "vllm_parallel.txt", "ollama_parallel.txt", "no_index.txt"])
+async def test_every_server_shape_gives_the_same_two_calls(replay: ReplayServer, fixture: str) -> None:
+    replay.replies.append(_reply(fixture, event_delay=0.001))
+    answer = await collect(_model(replay).stream(PROMPT, tools=TOOLS))
+    calls = [b for b in answer.content() if b["type"] == "tool_use"]
+    assert [(c["name"], c["input"]) for c in calls] == [("get_weather", WEATHER), ("read_notes", NOTES)]
+    assert len({c["id"] for c in calls}) == 2 and all(c["id"] for c in calls)
+    assert answer.stop_reason == "tool_use" and answer.unfinished == [] and answer.done
+    texts = [b["text"] for b in answer.content() if b["type"] == "text"]
+    if fixture != "no_index.txt":
+        assert texts == ["Okay, let me check the weather in San Francisco and read the notes."]
+
+
+async def test_the_request_is_chat_completions_with_function_tools(replay: ReplayServer) -> None:
+    replay.replies.append(_reply("openai_parallel.txt"))
+    answer = await collect(_model(replay, max_tokens=1024, temperature=0.2).stream(PROMPT, tools=TOOLS, system="Be brief."))
+    sent = replay.requests[0]
+    assert sent["path"] == "/v1/chat/completions" and sent["headers"]["authorization"] == "Bearer test-key"
+    body = sent["json"]
+    assert body["model"] == "gpt-4.1" and body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["messages"] == [{"role": "system", "content": "Be brief."}, *PROMPT]
+    assert body["tools"][1] == {"type": "function", "function": {"name": "read_notes", "description": "Notes",
+                                "parameters": TOOLS[1]["input_schema"]}}
+    assert body["parallel_tool_calls"] is True and body["max_tokens"] == 1024 and body["temperature"] == 0.2
+    assert answer.usage == {"input_tokens": 472, "output_tokens": 89, "cache_read_input_tokens": 128}
+    assert answer.model == "gpt-4.1-2025-04-14" and answer.message_id == "chatcmpl-BWx3kQ7n2YbC1sT0dVfA9mZrLpE4"
+
+
+async def test_vllm_reasoning_is_kept_as_a_thinking_block_and_never_sent_back(replay: ReplayServer) -> None:
+    replay.replies.append(_reply("vllm_parallel.txt"))
+    answer = await collect(_model(replay).stream(PROMPT, tools=TOOLS))
+    assert answer.content()[0] == {"type": "thinking", "thinking": "The user wants the weather and the notes.", "signature": ""}
+    back = openai_messages([*PROMPT, {"role": "assistant", "content": answer.content()}])
+    assert back[1]["content"] == "Okay, let me check the weather in San Francisco and read the notes."
+    assert "thinking" not in json.dumps(back)
+
+
+def _tools() -> nts.ToolRegistry:
+    @nts.tool(read_only=True)
+    async def get_weather(location: str, unit: str = "celsius", days: list[int] | None = None) -> str:
+        """Weather for a place."""
+        return f"64 {unit} in {location}"
+
+    @nts.tool(read_only=True)
+    async def read_notes(path: str) -> str:
+        """Read a notes file."""
+        return f"{path}: bring a jacket"
+
+    return nts.ToolRegistry([get_weather, read_notes])
+
+
+async def test_the_agent_runs_a_real_sdk_session_and_answers_with_tool_messages(replay: ReplayServer) -> None:
+    replay.replies.extend([_reply("openai_parallel.txt"), _reply("openai_text.txt")])
+    result = await nts.Agent(_model(replay), nts.Scheduler(_tools()), system="Be brief.").run(PROMPT[0]["content"])
+    validate_transcript(result.messages)
+    assert result.stop_reason == "end_turn" and result.turns == 2
+    assert result.final_text == "It is 64\u00b0F in San Francisco; your notes say to bring a jacket."
+    second = replay.requests[1]["json"]["messages"]
+    assistant = second[2]
+    assert assistant["role"] == "assistant" and assistant["content"] == "Okay, let me check the weather in San Francisco and read the notes."
+    assert [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"])) for c in assistant["tool_calls"]] == [
+        ("call_T1x1fJ34qAmk2tNTrN7Up6", "get_weather", WEATHER), ("call_BhNtjh3hQ7DnwGzpDmJBHa", "read_notes", NOTES)]
+    assert second[3:] == [
+        {"role": "tool", "tool_call_id": "call_T1x1fJ34qAmk2tNTrN7Up6", "content": "64 fahrenheit in San Francisco, CA"},
+        {"role": "tool", "tool_call_id": "call_BhNtjh3hQ7DnwGzpDmJBHa", "content": "notes/caf\u00e9.md: bring a jacket"}]
+
+
+async def test_a_call_starts_the_moment_a_later_index_starts(replay: ReplayServer) -> None:
+    """The first call runs while the model is still writing the second (vLLM pieces, 20 ms apart)."""
+    replay.replies.extend([_reply("vllm_parallel.txt", event_delay=0.02), _reply("openai_text.txt")])
+    result = await nts.Agent(_model(replay), nts.Scheduler(_tools())).run("go")
+    first, second = [b["id"] for b in result.messages[1]["content"] if b["type"] == "tool_use"]
+    times = {(e.kind, getattr(e, "tool_use_id", "")): e.time for e in result.trace.events}
+    assert times[("call_started", first)] < times[("model_block", second)] < times[("model_finished", "")]
+    assert times[("model_block", first)] < times[("model_block", second)]
+
+
+async def test_arguments_that_are_not_json_get_the_clear_validation_result(replay: ReplayServer) -> None:
+    replay.replies.extend([_reply("invalid_arguments.txt"), _reply("openai_text.txt")])
+    result = await nts.Agent(_model(replay), nts.Scheduler(_tools())).run("go")
+    validate_transcript(result.messages)
+    bad, good = result.messages[2]["content"]
+    assert bad["is_error"] and "did not run because the input was not valid JSON" in bad["content"]
+    assert "Send the call again with its input as a single JSON object" in bad["content"]
+    assert good == {"type": "tool_result", "tool_use_id": "chatcmpl-tool-good", "content": "64 celsius in Paris"}
+
+
+async def test_an_error_inside_the_stream_is_a_retryable_stream_error(replay: ReplayServer) -> None:
+    replay.replies.append(_reply("error_midstream.txt"))
+    seen = []
+    with pytest.raises(ModelError) as caught:
+        async for event in _model(replay).stream(PROMPT):
+            seen.append(event)
+    assert caught.value.kind == "stream_error" and caught.value.retryable and caught.value.error_type == "server_error"
+    assert "The server had an error" in caught.value.message and caught.value.events_before == 2 and seen
+
+
+async def test_a_stream_cut_short_is_a_stream_error_not_a_finished_answer(replay: ReplayServer) -> None:
+    replay.replies.append(_reply("cut_short.txt"))
+    with pytest.raises(ModelError) as caught:
+        await collect(_model(replay).stream(PROMPT, tools=TOOLS))
+    assert caught.value.kind == "stream_error" and "no finish_reason" in caught.value.message
+
+
+@pytest.mark.parametrize(("status", "fixture", "kind"), [(429, "rate_limited_429.json", "rate_limited"),
+                                                         (401, "unauthorized_401.json", "authentication")])
+async def test_a_status_before_the_stream_has_its_kind(replay: ReplayServer, status: int, fixture: str, kind: str) -> None:
+    replay.replies.append(Reply.json(status, fixture, folder=OPENAI_DIR))
+    with pytest.raises(ModelError) as caught:
+        await collect(_model(replay).stream(PROMPT))
+    assert caught.value.kind == kind and caught.value.status == status and caught.value.events_before == 0
+    assert caught.value.message.startswith(("Rate limit reached", "Incorrect API key"))
+
+
+async def test_the_sdk_retries_a_429_by_itself_when_allowed(replay: ReplayServer) -> None:
+    replay.replies.append(Reply.json(429, "rate_limited_429.json", folder=OPENAI_DIR, **{"retry-after-ms": "10"}))
+    replay.replies.append(_reply("openai_text.txt"))
+    answer = await collect(_model(replay, max_retries=1).stream(PROMPT))
+    assert answer.content()[0]["text"].startswith("It is 64") and len(replay.requests) == 2
+
+
+async def test_an_unreachable_server_is_a_connection_error() -> None:
+    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    server.close()
+    await server.wait_closed()
+    model = nts.OpenAIModel("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5)
+    with pytest.raises(ModelError) as caught:
+        await collect(model.stream(PROMPT))
+    assert caught.value.kind == "connection"
+
+
+async def test_the_agent_retries_and_falls_back_as_with_anthropic(replay: ReplayServer) -> None:
+    """A broken stream is retried (stream_retries); a server that keeps failing hands the run to the fallback."""
+    replay.replies.extend([_reply("error_midstream.txt"), _reply("openai_text.txt")])
+    retried = await nts.Agent(_model(replay), nts.ToolRegistry(), stream_retries=1).run("hello")
+    assert retried.stop_reason == "end_turn" and retried.final_text.startswith("It is 64") and len(replay.requests) == 2
+    replay.replies.append(Reply(500, b'{"error": {"message": "upstream down", "type": "server_error"}}', "application/json"))
+    fallback = ScriptedModel(["The fallback answers."], name="fallback")
+    switched = await nts.Agent(_model(replay), nts.ToolRegistry(), fallback_model=fallback).run("hello")
+    assert switched.stop_reason == "end_turn" and switched.final_text == "The fallback answers."
+    assert [e.kind for e in switched.trace.events if e.kind in ("stream_failed", "model_fallback")] == ["stream_failed", "model_fallback"]
+
+
+def test_without_a_key_or_a_base_url_it_says_what_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="api_key= or OPENAI_API_KEY"):
+        nts.OpenAIModel("gpt-4.1")
+    with pytest.raises(ValueError, match="needs a model name"):
+        nts.OpenAIModel(" ", base_url="http://127.0.0.1:1/v1")
+    assert nts.OpenAIModel("llama3.2", base_url="http://127.0.0.1:1/v1").client.api_key == "not-needed"
+
+
+# -- the conversation, converted ----------------------------------------------------------------------
+
+def test_tool_results_become_tool_messages_before_what_the_person_said() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    messages = [
+        {"role": "user", "content": "look"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm", "signature": "s"},
+                                          {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a.png"}},
+                                          {"type": "tool_use", "id": "t2", "name": "Bash", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "an image"}, image]},
+            {"type": "tool_result", "tool_use_id": "t2", "content": "<tool_use_error>denied</tool_use_error>", "is_error": True},
+            {"type": "text", "text": "and now?"}]},
+    ]
+    out = openai_messages(messages)
+    assert out[1] == {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": '{"file_path": "a.png"}'}},
+        {"id": "t2", "type": "function", "function": {"name": "Bash", "arguments": "{}"}}]}
+    assert out[2] == {"role": "tool", "tool_call_id": "t1", "content": "an image"}
+    assert out[3] == {"role": "tool", "tool_call_id": "t2", "content": "<tool_use_error>denied</tool_use_error>"}
+    assert out[4] == {"role": "user", "content": [
+        {"type": "text", "text": "(images returned by tool call t1)"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "text", "text": "and now?"}]}
+    assert openai_tools([{"name": "X", "input_schema": None}]) == [
+        {"type": "function", "function": {"name": "X", "description": "", "parameters": {"type": "object", "properties": {}}}}]
+
+
+def test_a_call_without_a_name_is_a_bad_stream() -> None:
+    translator = ChunkTranslator()
+    translator.feed({"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "x", "function": {"arguments": "{}"}}]}}]})
+    with pytest.raises(ModelError) as caught:
+        translator.feed({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    assert caught.value.kind == "bad_stream" and "without a function name" in caught.value.message
+
+
+# -- the invariant: however a server cuts the stream, the calls come out whole --------------------------
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                     max_leaves=6)
+_CALLS = st.lists(st.tuples(st.sampled_from(["Read", "Grep", "Bash"]), st.dictionaries(st.text(max_size=6), _JSON, max_size=3)),
+                  min_size=0, max_size=4)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(text=st.text(max_size=30), calls=_CALLS, cuts=st.lists(st.integers(1, 7), min_size=1, max_size=12),
+       whole=st.booleans(), indexed=st.booleans(), finish=st.sampled_from(["tool_calls", "stop"]))
+def test_any_cut_of_the_arguments_gives_the_same_calls(text: str, calls: list[tuple[str, dict[str, Any]]],
+                                                       cuts: list[int], whole: bool, indexed: bool, finish: str) -> None:
+    chunks: list[dict[str, Any]] = [{"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+    if text:
+        chunks.append({"id": "c", "choices": [{"index": 0, "delta": {"content": text}}]})
+    for number, (name, data) in enumerate(calls):
+        raw = json.dumps(data)
+        pieces, at, turn = [], 0, 0
+        while at < len(raw) or not pieces:
+            size = len(raw) if whole else cuts[turn % len(cuts)]
+            pieces.append(raw[at:at + size])
+            at, turn = at + size, turn + 1
+        for k, piece in enumerate(pieces):
+            call: dict[str, Any] = {"function": {"arguments": piece}}
+            if indexed:
+                call["index"] = number
+            if k == 0:
+                call.update(id=f"call_{number}", type="function")
+                call["function"]["name"] = name
+            chunks.append({"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    chunks.append({"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    translator, assembler = ChunkTranslator(), StreamAssembler()
+    completed = []
+    for chunk in chunks:
+        for event in translator.feed(chunk):
+            finished = assembler.feed(event)
+            if finished is not None and finished.is_tool_use:
+                completed.append(finished)
+    for event in translator.finish():
+        assembler.feed(event)
+    got = [(b["name"], b["input"]) for b in assembler.content() if b["type"] == "tool_use"]
+    assert got == calls and all(f.input_error is None for f in completed) and len(completed) == len(calls)
+    assert [b["id"] for b in assembler.content() if b["type"] == "tool_use"] == [f"call_{n}" for n in range(len(calls))]
+    assert assembler.stop_reason == ("tool_use" if calls or finish == "tool_calls" else "end_turn") and assembler.done
+    assert "".join(b["text"] for b in assembler.content() if b["type"] == "text") == text
