@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator
 
 import anthropic
 
-from ._protocol import ModelError, kind_for_status
+from ._protocol import ModelError, client_options, kind_for_status
 
 __all__ = ["AnthropicModel", "DEFAULT_MODEL"]
 
@@ -36,10 +36,7 @@ class AnthropicModel:
         **request: Any,
     ) -> None:
         if client is None:
-            options: dict[str, Any] = {"api_key": api_key, "base_url": base_url, "max_retries": max_retries}
-            if timeout is not None:
-                options["timeout"] = timeout
-            client = anthropic.AsyncAnthropic(**options)
+            client = anthropic.AsyncAnthropic(**client_options(api_key, base_url, max_retries, timeout))
         self.client = client
         self.model = model
         self.max_tokens = max_tokens

@@ -41,7 +41,7 @@ from typing import Any, AsyncIterator, Iterable
 import openai
 
 from . import _stream_events as ev
-from ._protocol import ModelError, kind_for_status
+from ._protocol import ModelError, client_options, kind_for_status
 
 __all__ = ["OpenAIModel", "ChunkTranslator", "openai_messages", "openai_tools", "STOP_REASONS"]
 
@@ -83,10 +83,7 @@ class OpenAIModel:
             if key is None:
                 raise ValueError("OpenAIModel needs api_key= or OPENAI_API_KEY to reach api.openai.com "
                                  "(a local server: pass base_url=)")
-            options: dict[str, Any] = {"api_key": key, "base_url": base_url, "max_retries": max_retries}
-            if timeout is not None:
-                options["timeout"] = timeout
-            client = openai.AsyncOpenAI(**options)
+            client = openai.AsyncOpenAI(**client_options(key, base_url, max_retries, timeout))
         self.client = client
         self.model = model
         self.max_tokens = max_tokens

@@ -15,7 +15,7 @@ from .._errors import NbtoolschedError
 
 from typing import Any, AsyncIterator, Literal, Protocol, runtime_checkable
 
-__all__ = ["Model", "ModelError", "ErrorKind", "RETRYABLE_KINDS", "kind_for_status", "kind_for_error_type"]
+__all__ = ["Model", "ModelError", "ErrorKind", "RETRYABLE_KINDS", "kind_for_status", "kind_for_error_type", "client_options"]
 
 ErrorKind = Literal[
     "overloaded",  # HTTP 529 / overloaded_error before the answer started
@@ -110,3 +110,11 @@ def kind_for_status(status: int) -> ErrorKind:
     if 400 <= status < 500:
         return "invalid_request"
     return "api_error"
+
+
+def client_options(api_key: str | None, base_url: str | None, max_retries: int, timeout: float | None) -> dict[str, Any]:
+    """The keywords both SDKs' async clients take (a timeout only when one is given: the SDKs' own default otherwise)."""
+    options: dict[str, Any] = {"api_key": api_key, "base_url": base_url, "max_retries": max_retries}
+    if timeout is not None:
+        options["timeout"] = timeout
+    return options

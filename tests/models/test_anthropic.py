@@ -63,12 +63,14 @@ async def test_the_sdk_retries_a_529_by_itself_when_allowed(replay: ReplayServer
     assert answer.content()[0]["text"].startswith("It is 64") and len(replay.requests) == 2
 
 
-async def test_an_unreachable_server_is_a_connection_error() -> None:
+@pytest.mark.parametrize("adapter", ["anthropic", "openai"])
+async def test_an_unreachable_server_is_a_connection_error(adapter: str) -> None:
     server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     server.close()
     await server.wait_closed()
-    model = AnthropicModel(api_key="k", base_url=f"http://127.0.0.1:{port}", max_retries=0, timeout=5)
+    model = (AnthropicModel(api_key="k", base_url=f"http://127.0.0.1:{port}", max_retries=0, timeout=5) if adapter == "anthropic"
+             else nts.OpenAIModel("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5))
     with pytest.raises(ModelError) as caught:
         await collect(model.stream(PROMPT))
     assert caught.value.kind == "connection"

@@ -9,7 +9,6 @@ call's first delta, ``reasoning_content``), Ollama's (every call whole in one ch
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -158,17 +157,6 @@ async def test_the_sdk_retries_a_429_by_itself_when_allowed(replay: ReplayServer
     replay.replies.append(_reply("openai_text.txt"))
     answer = await collect(_model(replay, max_retries=1).stream(PROMPT))
     assert answer.content()[0]["text"].startswith("It is 64") and len(replay.requests) == 2
-
-
-async def test_an_unreachable_server_is_a_connection_error() -> None:
-    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    server.close()
-    await server.wait_closed()
-    model = nts.OpenAIModel("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout=5)
-    with pytest.raises(ModelError) as caught:
-        await collect(model.stream(PROMPT))
-    assert caught.value.kind == "connection"
 
 
 async def test_the_agent_retries_and_falls_back_as_with_anthropic(replay: ReplayServer) -> None:
