@@ -233,11 +233,16 @@ class ModelBlock:
 
 @dataclass(slots=True)
 class ModelFinished:
+    """The answer finished streaming: the model's stop reason (Anthropic's words, whatever the
+    model: ``OpenAIModel`` maps ``finish_reason``), its block count, and the tokens it reported
+    (``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``... as the model sent them)."""
+
     kind: ClassVar[str] = "model_finished"
     time: float = 0.0
     turn: int = 0
     stop_reason: str | None = None
     blocks: int = 0
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -363,7 +363,7 @@ class Agent:
                     self._rewind(mark)  # ...and in the file it becomes an abandoned branch
                     continue
                 self._dispatch(ModelFinished(time.monotonic(), number, state.assembler.stop_reason,
-                                         len(state.assembler.finished)))
+                                             len(state.assembler.finished), dict(state.assembler.usage)))
                 self._append("assistant", state.assembler.blocks())
                 self._log_sync()
                 outcomes = await self._collect(state, signal)

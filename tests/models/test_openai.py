@@ -91,9 +91,15 @@ def _tools() -> nts.ToolRegistry:
 
 async def test_the_agent_runs_a_real_sdk_session_and_answers_with_tool_messages(replay: ReplayServer) -> None:
     replay.replies.extend([_reply("openai_parallel.txt"), _reply("openai_text.txt")])
-    result = await nts.Agent(_model(replay), nts.Scheduler(_tools()), system="Be brief.").run(PROMPT[0]["content"])
+    seen: list[nts.events.Event] = []
+    agent = nts.Agent(_model(replay), nts.Scheduler(_tools()), system="Be brief.", on_event=seen.append)
+    result = await agent.run(PROMPT[0]["content"])
     validate_transcript(result.messages)
     assert result.stop_reason == "end_turn" and result.turns == 2
+    finished = [e for e in seen if isinstance(e, nts.events.ModelFinished)]
+    assert [(e.stop_reason, e.blocks, e.usage) for e in finished] == [
+        ("tool_use", 3, {"input_tokens": 472, "output_tokens": 89, "cache_read_input_tokens": 128}),
+        ("end_turn", 1, {"input_tokens": 640, "output_tokens": 17})]
     assert result.final_text == "It is 64\u00b0F in San Francisco; your notes say to bring a jacket."
     second = replay.requests[1]["json"]["messages"]
     assistant = second[2]
