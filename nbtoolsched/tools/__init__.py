@@ -17,7 +17,7 @@ from ._sleep import SleepTool
 from ._toolsearch import ToolSearchTool
 from ._webfetch import WebFetchTool
 from .files import FILE_TOOLS, EditTool, GlobTool, GrepTool, NotebookEditTool, ReadTool, WriteTool
-from .mcp._config import McpServerConfig, parse_mcp_config
+from .mcp._config import McpHttpServerConfig, McpServerConfig, McpSseServerConfig, McpStdioServerConfig, parse_mcp_config
 from .mcp._manager import McpManager, connect_mcp_servers
 from .mcp._tool import McpTool
 
@@ -27,8 +27,11 @@ __all__ = [
     "EditTool",
     "GlobTool",
     "GrepTool",
+    "McpHttpServerConfig",
     "McpManager",
     "McpServerConfig",
+    "McpSseServerConfig",
+    "McpStdioServerConfig",
     "McpTool",
     "NotebookEditTool",
     "ReadTool",

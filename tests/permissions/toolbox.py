@@ -30,7 +30,7 @@ from nbtoolsched.permissions._engine import Permissions
 from nbtoolsched._tool._base import Tool
 from nbtoolsched._tool._context import ToolContext
 from nbtoolsched._tool._decision import Decision, DecisionReason
-from nbtoolsched.tools import BashTool, EditTool, McpServerConfig, McpTool, ReadTool, WebFetchTool, WriteTool
+from nbtoolsched.tools import BashTool, EditTool, McpStdioServerConfig, McpTool, ReadTool, WebFetchTool, WriteTool
 from nbtoolsched.tools.mcp._manager import McpServerConnection
 
 ISSUE_SCHEMA = {"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}}
@@ -39,7 +39,7 @@ ISSUE_SCHEMA = {"type": "object", "properties": {"title": {"type": "string"}, "b
 @functools.cache
 def _server(name: str) -> McpServerConnection:
     """One connection object per server name, never started (it holds no process)."""
-    return McpServerConnection(name, McpServerConfig(command="never-started-mcp-server"))
+    return McpServerConnection(name, McpStdioServerConfig(command="never-started-mcp-server"))
 
 
 def mcp_tool(server: str, tool: str, **annotations: Any) -> McpTool:

@@ -43,7 +43,7 @@ def test_expands_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
         ({"s": {"args": []}}, "'s': command"),
         ({"s": {"command": "   "}}, "'s': command"),
         ({"s": {"command": "x", "args": "not-a-list"}}, "'s': args"),
-        ({"s": {"type": "http", "url": "https://example.com/mcp"}}, "transport 'http' is not supported"),
+        ({"s": {"type": "ws", "url": "wss://example.com/mcp"}}, "transport 'ws' is not supported"),
         ({"s": "python server.py"}, "must be an object"),
         ({"mcpServers": ["a"]}, "'mcpServers' must be an object"),
         ("/no/such/file.json", "cannot read MCP config"),

@@ -1,1 +1,1 @@
-"""MCP: stdio servers configured like Claude Code's ``mcpServers``, their tools as scheduler tools."""
+"""MCP: servers configured like Claude Code's ``mcpServers`` (stdio, Streamable HTTP, SSE), their tools as scheduler tools."""

@@ -1,10 +1,13 @@
-"""Connecting MCP servers over stdio and calling their tools safely.
+"""Connecting MCP servers (stdio, Streamable HTTP, HTTP+SSE) and calling their tools safely.
 
 Each server lives in its own task, which owns the SDK's transport and session (their
 anyio scopes must be entered and left by one task), so a manager can be opened and
-closed from any task. A call that outlives its timeout, or a server that dies
-mid-call, yields an error result for that call; the scheduler never hangs on it.
-Closing the manager stops every server process.
+closed from any task. A server that cannot be reached, answers an HTTP error or does
+not speak MCP is ``failed``, with an ``error`` sentence saying which server, where and
+what happened; the other servers work. A call that outlives its timeout, or whose
+server dies or drops the connection mid-call, yields an error result for that call;
+the scheduler never hangs on it. Closing the manager stops every server process and
+closes every connection.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from typing import TYPE_CHECKING, Any, Callable, Mapping, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TextIO, TypedDict, Unpack
 
 from ..._registry import ToolRegistry
 from ..._tasks import TaskOwner
 from ..._tool._base import ToolOutput
-from ._config import McpServerConfig, parse_mcp_config
+from ._config import McpServerConfig, McpStdioServerConfig, parse_mcp_config
 from ._tool import McpTool, content_blocks
+from ._transport import HttpStatus, open_transport
 
 if TYPE_CHECKING:  # the SDK is imported when a server starts: `import nbtoolsched` stays quick without MCP
     from mcp import ClientSession
@@ -32,7 +36,7 @@ STDERR_TAIL = 2000
 
 
 class McpServerConnection:
-    """One running server: its tools, its state, and ``call_tool``."""
+    """One server, over the transport its config names: its tools, its state, and ``call_tool``."""
 
     def __init__(
         self, name: str, config: McpServerConfig, *, call_timeout: float = DEFAULT_CALL_TIMEOUT,
@@ -42,21 +46,24 @@ class McpServerConnection:
         self.config = config
         self.call_timeout = config.timeout or call_timeout
         self.startup_timeout = config.startup_timeout or startup_timeout
-        self.cwd = config.cwd or cwd
+        self.cwd = cwd  # where a stdio server starts unless its entry names a cwd
         self.state = "pending"  # pending -> connected -> (failed | closed)
         self.error: str | None = None
         self.tools: list[McpTool] = []
         self.skipped: dict[str, str] = {}  # tool name -> why it could not be offered
         self._session: ClientSession | None = None
-        self._tasks = TaskOwner()  # the connection's task: started by start, ended by close
+        self._tasks = TaskOwner()  # the connection's task and its calls' tasks; close ends them
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[list[dict[str, Any]]] | None = None
         self._stop = asyncio.Event()
-        self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
+        self._status = HttpStatus()
+        self._errlog: TextIO | None = (
+            tempfile.TemporaryFile(mode="w+", encoding="utf-8") if isinstance(config, McpStdioServerConfig) else None
+        )
 
     # -- lifecycle ------------------------------------------------------------------------
     async def start(self) -> None:
-        """Start the process, initialize, list tools; on failure ``state == "failed"`` with ``error`` set."""
+        """Connect, initialize, list tools; on failure ``state == "failed"`` with ``error`` set."""
         loop = asyncio.get_running_loop()
         self._ready = loop.create_future()
         self._task = self._tasks.start(self._run(), name=f"mcp-server-{self.name}")
@@ -67,7 +74,7 @@ class McpServerConnection:
             await self.close()
             return
         except Exception as err:
-            self._fail(f"could not start: {_describe(err)}")
+            self._fail(f"could not start: {self._why(err)}")
             await self.close()
             return
         self.tools = self._make_tools(listed)
@@ -85,12 +92,10 @@ class McpServerConnection:
 
     async def _run(self) -> None:
         assert self._ready is not None
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        from mcp import ClientSession
 
-        params = StdioServerParameters(command=self.config.command, args=self.config.args, env=self.config.env, cwd=self.cwd)
         try:
-            async with stdio_client(params, errlog=self._errlog) as (read, write):
+            async with open_transport(self.config, cwd=self.cwd, errlog=self._errlog, status=self._status) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
                     listed = await _list_tools(session)
@@ -102,8 +107,8 @@ class McpServerConnection:
             self._settle(RuntimeError("startup was cancelled"))
             raise
         except Exception as err:
-            if not self._settle(err):
-                self._fail(f"the connection ended: {_describe(err)}")
+            if not self._settle(err) and not self._stop.is_set():  # an error while closing is no failure
+                self._fail(f"lost its connection: {_describe(err)}")
         finally:
             self._session = None
 
@@ -117,7 +122,7 @@ class McpServerConnection:
         return True
 
     async def close(self) -> None:
-        """Stop the server (the SDK closes stdin, then terminates the process tree).
+        """Stop the server: a stdio one's process tree ends, a remote one's connection closes.
 
         A server still starting is cancelled at once; a connected one gets a bounded
         chance to shut down cleanly first.
@@ -134,41 +139,57 @@ class McpServerConnection:
         self._tasks.cancel()  # bounded above: an SDK that ignores the cancel is not waited for forever
         if self.state != "failed":
             self.state = "closed"
-        self._errlog.close()
+        if self._errlog is not None:
+            self._errlog.close()
 
     # -- calling -------------------------------------------------------------------------
     async def call_tool(self, tool: str, arguments: dict[str, Any], *, progress: Callable[[Any], None] | None = None) -> ToolOutput:
-        session = self._session
-        if session is None or self.state != "connected":
-            return _error(f"MCP server {self.name!r} is not connected ({self.error or self.state}); {tool} was not called.")
-        try:
-            result = await asyncio.wait_for(
-                session.call_tool(tool, arguments, progress_callback=_progress_callback(progress)), self.call_timeout
-            )
-        except asyncio.TimeoutError:
-            return _error(
-                f"MCP tool {tool} on server {self.name!r} did not answer within {self.call_timeout:g} seconds; "
-                "the call was abandoned (the server may still be working on it)."
-            )
-        except Exception as err:
-            return _error(self._failure_text(tool, err))
-        data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-        return ToolOutput(data, content=content_blocks(data), is_error=bool(data.get("isError")))
+        session, connection = self._session, self._task
+        if session is None or connection is None or self.state != "connected":
+            why = self.error or f"MCP server {self.name!r} {'is still starting' if self.state == 'pending' else 'was closed'}."
+            return _error(f"MCP tool {tool} was not called (its server is not connected): {why}")
+        call = self._tasks.start(session.call_tool(tool, arguments, progress_callback=_progress_callback(progress)))
+        call.add_done_callback(lambda t: t.cancelled() or t.exception())  # an abandoned call's error is never "unretrieved"
+        try:  # the call races its connection: once the connection has ended no answer can come, and
+            # an SDK that leaves the request pending then (mcp 1.x does) must not hold the caller
+            await asyncio.wait({call, connection}, timeout=self.call_timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                call.cancel()  # not awaited, for the same reason; close() ends what is left
+        if call.done() and not call.cancelled() and call.exception() is None:
+            data = call.result().model_dump(mode="json", by_alias=True, exclude_none=True)
+            return ToolOutput(data, content=content_blocks(data), is_error=bool(data.get("isError")))
+        if self._stop.is_set():
+            return _error(f"MCP tool {tool} on server {self.name!r} got no answer: the server was closed while the call was running.")
+        if call.done() and not call.cancelled():
+            return _error(self._failure_text(tool, call.exception() or RuntimeError("no result")))
+        if connection.done() or call.done():  # the connection ended first, or took the call down with it
+            return _error(f"MCP tool {tool} on server {self.name!r} got no answer: {self.error or 'its connection ended.'}")
+        return _error(
+            f"MCP tool {tool} on server {self.name!r} did not answer within {self.call_timeout:g} seconds; "
+            "the call was abandoned (the server may still be working on it)."
+        )
 
     def _failure_text(self, tool: str, err: BaseException) -> str:
         text = f"MCP tool {tool} on server {self.name!r} failed: {_describe(err)}"
         if "closed" in str(err).lower():
-            self._fail("the connection closed (the server process probably exited)")
+            self._fail("lost its connection: the connection closed (the server probably exited)")
             text += ". The server's connection is closed, so its tools cannot be used until it is restarted."
         tail = self.stderr_tail()
         return f"{text}\nServer stderr (last lines):\n{tail}" if tail else text
 
     def _fail(self, why: str) -> None:
         self.state = "failed"
-        self.error = why
+        self.error = f"MCP server {self.name!r} {self.config.where} {why.rstrip('.')}."
+
+    def _why(self, err: BaseException) -> str:
+        """What went wrong, in the words that say most: the HTTP status a remote server answered, if any."""
+        return f"the server answered {self._status.error}" if self._status.error else _describe(err)
 
     def stderr_tail(self, limit: int = STDERR_TAIL) -> str:
-        """The end of what the server wrote to stderr (useful when it crashed)."""
+        """The end of what a stdio server wrote to stderr (useful when it crashed)."""
+        if self._errlog is None:
+            return ""
         try:
             fd = self._errlog.fileno()
             size = os.fstat(fd).st_size
@@ -265,8 +286,9 @@ async def _list_page(session: ClientSession, cursor: str) -> Any:
         from mcp.types import PaginatedRequestParams
 
         return await session.list_tools(params=PaginatedRequestParams(cursor=cursor))
-    except TypeError:  # mcp 1.x
-        return await session.list_tools(cursor=cursor)  # type: ignore[call-arg]
+    except TypeError:  # older mcp 1.x (typed through Any: which versions know the keyword differs)
+        list_tools: Any = session.list_tools
+        return await list_tools(cursor=cursor)
 
 
 def _progress_callback(progress: Callable[[Any], None] | None) -> Any:
