@@ -240,11 +240,14 @@ class TranscriptWriter:
         self.last_uuid = parent_uuid
 
     def _write(self, entry: Mapping[str, Any]) -> None:
-        line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+        try:
+            line = (json.dumps(entry, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (a file name decoded with surrogateescape...): escape it
+            line = (json.dumps(entry, ensure_ascii=True, default=str) + "\n").encode("ascii")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "a", encoding="utf-8") as fh:
+        with open(self.path, "ab") as fh:
             if self._needs_newline:
-                fh.write("\n")
+                fh.write(b"\n")
                 self._needs_newline = False
             fh.write(line)
             fh.flush()

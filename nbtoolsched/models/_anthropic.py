@@ -54,7 +54,8 @@ class AnthropicModel:
         tools: list[dict[str, Any]] | None = None,
         system: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        params: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": messages, **self.request}
+        params: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": _signed_only(messages),
+                                  **self.request}
         if tools:
             params["tools"] = tools
         if system:
@@ -91,3 +92,20 @@ def _body_type(body: Any) -> str | None:
 def _body_message(body: Any) -> str | None:
     error = body.get("error") if isinstance(body, dict) else None
     return error.get("message") if isinstance(error, dict) else None
+
+
+def _signed_only(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation without thinking blocks that carry no signature: another model's
+    reasoning (``OpenAIModel`` keeps vLLM's and Ollama's as thinking blocks), which the API
+    would refuse after a fallback or a resume. Messages without one are passed as they are."""
+    def unsigned(block: Any) -> bool:
+        return isinstance(block, dict) and block.get("type") == "thinking" and not block.get("signature")
+
+    if not any(m.get("role") == "assistant" and isinstance(m.get("content"), list) and any(map(unsigned, m["content"]))
+               for m in messages):
+        return messages
+    def kept(blocks: list[Any]) -> list[Any]:  # an answer that was only reasoning keeps a word in its place
+        return [b for b in blocks if not unsigned(b)] or [{"type": "text", "text": "(reasoning only)"}]
+
+    return [{**m, "content": kept(m["content"])} if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+            else m for m in messages]

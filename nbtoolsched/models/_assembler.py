@@ -6,11 +6,19 @@ executor while later blocks are still streaming. A tool input whose concatenated
 ``partial_json`` is not a JSON object does not raise: the block comes out with an empty
 input and ``input_error`` saying what was wrong, for the loop to answer as an error.
 An ``error`` event raises ``ModelError``.
+
+Text arrives in pieces and is joined once, when its block stops (joining as it comes
+costs time quadratic in the number of deltas). A block larger than ``MAX_BLOCK_CHARS``
+is refused as a ``bad_stream`` (a server streaming forever must not fill memory). Text
+cut between the two halves of a UTF-16 surrogate pair (a proxy that splits strings by
+code unit) is joined back; a lone half becomes U+FFFD, so nothing that cannot be written
+as UTF-8 reaches the transcript or the next request.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterable
 
@@ -20,6 +28,10 @@ from ._protocol import ModelError, kind_for_error_type
 __all__ = ["StreamAssembler", "FinishedBlock", "collect"]
 
 _RAW_PREVIEW = 200
+MAX_BLOCK_CHARS = 32 * 1024 * 1024  # one block's text or tool input; a Write of a 30 MB file still fits
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_TEXT_FIELDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking")}
 
 
 @dataclass(slots=True)
@@ -37,6 +49,8 @@ class FinishedBlock:
 class _Open:
     data: dict[str, Any]
     partial_json: list[str] = field(default_factory=list)
+    pieces: dict[str, list[str]] = field(default_factory=dict)  # "text" / "thinking" -> the deltas so far
+    size: int = 0
 
 
 class StreamAssembler:
@@ -106,16 +120,21 @@ class StreamAssembler:
         delta = event.get("delta") or {}
         data = open_block.data
         kind = delta.get("type")
-        if kind == "text_delta":
-            data["text"] = data.get("text", "") + str(delta.get("text", ""))
+        if kind in _TEXT_FIELDS:
+            name, key = _TEXT_FIELDS[kind]
+            self._grow(index, open_block, open_block.pieces.setdefault(name, [str(data.get(name, ""))]), str(delta.get(key, "")))
         elif kind == "input_json_delta":
-            open_block.partial_json.append(str(delta.get("partial_json", "")))
-        elif kind == "thinking_delta":
-            data["thinking"] = data.get("thinking", "") + str(delta.get("thinking", ""))
+            self._grow(index, open_block, open_block.partial_json, str(delta.get("partial_json", "")))
         elif kind == "signature_delta":
             data["signature"] = delta.get("signature", "")
         elif kind == "citations_delta":
             data.setdefault("citations", []).append(delta.get("citation"))
+
+    def _grow(self, index: int, open_block: _Open, pieces: list[str], piece: str) -> None:
+        open_block.size += len(piece)
+        if open_block.size > MAX_BLOCK_CHARS:
+            raise self._bad(f"content block {index} grew past {MAX_BLOCK_CHARS:,} characters; the answer was refused")
+        pieces.append(piece)
 
     def _stop(self, event: dict[str, Any]) -> FinishedBlock:
         index = self._index(event)
@@ -123,8 +142,10 @@ class StreamAssembler:
         if open_block is None:
             raise self._bad(f"content_block_stop for block {index}, which is not open")
         data, input_error = open_block.data, None
+        for name, pieces in open_block.pieces.items():
+            data[name] = _whole("".join(pieces))
         if open_block.partial_json:
-            data["input"], input_error = _parse_input("".join(open_block.partial_json))
+            data["input"], input_error = _parse_input(_whole("".join(open_block.partial_json)))
         try:
             block = parse_block(data)
         except ValueError as err:
@@ -164,6 +185,23 @@ class StreamAssembler:
         return sorted(self._open)
 
 
+def _whole(text: str) -> str:
+    """Surrogate halves paired back into their character; a lone half becomes U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _whole_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return _whole(value)
+    if isinstance(value, list):
+        return [_whole_strings(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole(k): _whole_strings(v) for k, v in value.items()}
+    return value
+
+
 def _parse_input(raw: str) -> tuple[dict[str, Any], str | None]:
     """The tool input as an object, or ``{}`` and a sentence saying why it is not one."""
     try:
@@ -172,6 +210,8 @@ def _parse_input(raw: str) -> tuple[dict[str, Any], str | None]:
         return {}, f"the input was not valid JSON ({err.msg} at position {err.pos}): {_preview(raw)}"
     if not isinstance(value, dict):
         return {}, f"the input must be a JSON object, got {type(value).__name__}: {_preview(raw)}"
+    if _ESCAPED_SURROGATE.search(raw):  # a "\ud83d" escape without its other half
+        value = _whole_strings(value)
     return value, None
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Iterable
 
@@ -113,22 +114,25 @@ class OpenAIModel:
         tools: list[dict[str, Any]] | None = None,
         system: str | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
-        translator = ChunkTranslator()
+        translator = ChunkTranslator(taken=_tool_use_ids(messages))
         seen = 0
         try:
             stream = await self.client.chat.completions.create(stream=True, **self.params(messages, tools, system))
             async with stream:
                 async for chunk in stream:
                     seen += 1
-                    for event in translator.feed(chunk.to_dict(mode="json")):
+                    raw = chunk.to_dict(mode="json", warnings=False) if hasattr(chunk, "to_dict") else chunk
+                    for event in translator.feed(raw):
                         yield event
             for event in translator.finish():
                 yield event
         except openai.APIStatusError as err:
             raise _status_error(err, seen) from err
         except openai.APIConnectionError as err:  # APITimeoutError included
-            kind = "stream_error" if seen else "connection"
-            raise ModelError(kind, f"could not reach the model: {err}", events_before=seen) from err
+            if seen:
+                raise ModelError("stream_error", f"the connection broke in the middle of the answer: {err}",
+                                 events_before=seen) from err
+            raise ModelError("connection", f"could not reach the model: {err}") from err
         except openai.APIError as err:  # an error object sent inside the stream
             raise ModelError("stream_error" if seen else "api_error", err.message or str(err),
                              error_type=_error_type(err.body), events_before=seen) from err
@@ -164,9 +168,10 @@ def openai_messages(messages: Iterable[dict[str, Any]], system: str | None = Non
 
 
 def _assistant(blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    """Text blocks joined by blank lines; thinking left out (no Chat Completions server takes it back)."""
+    text = "\n\n".join(b.get("text", "") for b in blocks if b.get("type") == "text" and b.get("text"))
     calls = [{"id": b["id"], "type": "function",
-              "function": {"name": b["name"], "arguments": json.dumps(b.get("input") or {}, ensure_ascii=False)}}
+              "function": {"name": b["name"], "arguments": json.dumps(b.get("input") or {})}}
              for b in blocks if b.get("type") == "tool_use"]
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
@@ -187,10 +192,10 @@ def _user(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": text})
             if images:
                 parts += [{"type": "text", "text": f"(images returned by tool call {block['tool_use_id']})"}, *images]
-        elif kind == "image":
-            parts.append(_image(block))
         elif kind == "text":
             parts.append({"type": "text", "text": block.get("text", "")})
+        else:
+            parts.append(_other(block))
     if parts:
         only_text = all(p["type"] == "text" for p in parts)
         out.append({"role": "user", "content": "\n\n".join(p["text"] for p in parts) if only_text else parts})
@@ -206,23 +211,36 @@ def _result_parts(content: Any) -> tuple[str, list[dict[str, Any]]]:
     texts: list[str] = []
     images: list[dict[str, Any]] = []
     for item in content:
-        kind = item.get("type")
+        kind = item.get("type") if isinstance(item, dict) else None
         if kind == "text":
             texts.append(item.get("text", ""))
-        elif kind == "image":
-            images.append(_image(item))
         elif kind == "tool_reference":  # ToolSearch's result: the schema now travels in ``tools``
             texts.append(f"Tool loaded: {item.get('tool_name', '')}")
+        elif isinstance(item, dict):
+            part = _other(item)
+            if part["type"] == "image_url":
+                images.append(part)
+            else:
+                texts.append(part["text"])
     return "\n".join(texts), images
 
 
-def _image(block: dict[str, Any]) -> dict[str, Any]:
-    source = block.get("source") or {}
-    if source.get("type") == "url":
-        url = source.get("url", "")
-    else:
-        url = f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"
-    return {"type": "image_url", "image_url": {"url": url}}
+def _other(block: dict[str, Any]) -> dict[str, Any]:
+    """An image as an image_url part; a text document as its text; anything else named in words,
+    so the model knows something was there."""
+    kind = block.get("type")
+    source = _obj(block.get("source"))
+    if kind == "image" and source.get("type") == "url":
+        return {"type": "image_url", "image_url": {"url": source.get("url", "")}}
+    if kind == "image" and source.get("type") == "base64" and source.get("data"):
+        return {"type": "image_url", "image_url": {"url": f"data:{source.get('media_type', 'image/png')};base64,{source['data']}"}}
+    if kind == "document" and source.get("type") == "text":
+        title = f"{block['title']}\n\n" if isinstance(block.get("title"), str) else ""
+        return {"type": "text", "text": title + str(source.get("data", ""))}
+    if kind == "search_result":
+        body = "\n".join(c.get("text", "") for c in block.get("content") or [] if isinstance(c, dict))
+        return {"type": "text", "text": f"{block.get('title', '')} ({block.get('source', '')})\n{body}"}
+    return {"type": "text", "text": f"[a {kind or 'content'} block that Chat Completions cannot carry was left out]"}
 
 
 # -- the stream, in Anthropic's event shapes ------------------------------------------------------------
@@ -230,9 +248,10 @@ def _image(block: dict[str, Any]) -> dict[str, Any]:
 @dataclass
 class _Call:
     block: int  # its content block index
-    id: str | None = None
+    id: str  # the id the transcript gets
+    id_given: str = ""  # the server's (empty, or one already taken, when it differs from ``id``)
     name: str = ""
-    pending: list[str] = field(default_factory=list)  # arguments that came before the name
+    pending: list[str] = field(default_factory=list)  # arguments not yet sent as a delta
     started: bool = False
 
 
@@ -240,40 +259,55 @@ class ChunkTranslator:
     """Chat Completions chunks (as dicts) in, Anthropic stream events out.
 
     ``feed(chunk)`` returns the events one chunk makes; ``finish()`` the closing ones (or
-    a ``stream_error`` when the choice never finished). Only choice 0 is read."""
+    a ``stream_error`` when the choice never finished). Only choice 0 is read.
 
-    def __init__(self) -> None:
+    A new call is a new ``index``, or (Ollama sends every parallel call as index 0, each
+    with its own ``id``; a proxy may drop ``index``) a new ``id``. A call's block starts
+    with its first argument bytes, so a name sent in pieces is whole. Ids are kept unless
+    one is missing or already ``taken`` (by an earlier turn, or earlier in this answer: a
+    server that numbers its calls from 0 each turn); then the call gets a fresh one, and
+    its result goes back under that id, which is all a server needs."""
+
+    def __init__(self, *, taken: Iterable[str] = ()) -> None:
         self.started = False
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] = {}
+        self._taken = set(taken)
         self._blocks = 0  # content block indexes handed out
         self._text: int | None = None  # the open text block
         self._thinking: int | None = None  # the open thinking block
-        self._calls: dict[int, _Call] = {}  # the server's tool call index -> the call
-        self._open: int | None = None  # the server index of the call still receiving arguments
-        self._had_calls = False
+        self._calls: list[_Call] = []
+        self._by_index: dict[int, _Call] = {}  # the server's index -> its latest call
+        self._open: _Call | None = None  # the call still receiving arguments
+        self._chunks = 0
 
-    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+    def feed(self, chunk: object) -> list[dict[str, Any]]:
+        self._chunks += 1
+        if not isinstance(chunk, dict):
+            raise ModelError("bad_stream", f"chunk {self._chunks} is not a JSON object: {type(chunk).__name__}")
         events: list[dict[str, Any]] = []
         if not self.started:
             self.started = True
             events.append(ev.message_start(str(chunk.get("id") or "chatcmpl"), str(chunk.get("model") or "")))
         if isinstance(chunk.get("usage"), dict):
             self.usage = _usage(chunk["usage"])
-        choices = chunk.get("choices") or []
-        choice = next((c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0), None)
+        listed = chunk.get("choices")
+        choices: list[Any] = listed if isinstance(listed, list) else []
+        choice = next((c for c in choices if isinstance(c, dict) and c.get("index") in (0, None)), None)
         if choice is None or self.finish_reason is not None:
             return events
-        delta = choice.get("delta") or {}
+        delta = _obj(choice.get("delta"))
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             events += self._thinking_delta(reasoning)
         for key in ("content", "refusal"):
             if isinstance(delta.get(key), str) and delta[key]:
                 events += self._text_delta(delta[key])
-        for call in delta.get("tool_calls") or []:
-            if isinstance(call, dict):
-                events += self._call_delta(call)
+        calls = delta.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
+            if not isinstance(call, dict):
+                raise ModelError("bad_stream", f"chunk {self._chunks}: a tool call delta is not an object: {call!r:.80}")
+            events += self._call_delta(call)
         if choice.get("finish_reason"):
             events += self._close_all()
             self.finish_reason = str(choice["finish_reason"])
@@ -281,9 +315,12 @@ class ChunkTranslator:
 
     def finish(self) -> list[dict[str, Any]]:
         if self.finish_reason is None:
+            if self._chunks == 0:
+                raise ModelError("bad_stream", "the server sent no stream chunks: check that base_url is the server's "
+                                 "OpenAI-compatible endpoint (usually ending in /v1) and that it streams")
             raise ModelError("stream_error", "the stream ended before the model finished its answer (no finish_reason)")
         stop = STOP_REASONS.get(self.finish_reason, self.finish_reason)
-        if stop == "end_turn" and self._had_calls:  # Ollama ends a tool-calling answer with "stop"
+        if stop == "end_turn" and self._calls:  # Ollama ends a tool-calling answer with "stop"
             stop = "tool_use"
         return [{**ev.message_delta(stop), "usage": self.usage}, ev.message_stop()]
 
@@ -311,42 +348,52 @@ class ChunkTranslator:
 
     def _call_delta(self, delta: dict[str, Any]) -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []
-        key = self._call_key(delta)
-        call = self._calls.get(key)
+        function = delta.get("function") if delta.get("function") is not None else {}
+        if not isinstance(function, dict):
+            raise ModelError("bad_stream", f"chunk {self._chunks}: a tool call's function is not an object: {function!r:.80}")
+        call = self._call_for(delta)
         if call is None:  # a new call: what came before it is complete
             events += self._close_thinking() + self._close_text() + self._close_call()
-            call = self._calls[key] = _Call(self._new_block())
-            self._open = key
-            self._had_calls = True
-        function = delta.get("function") or {}
-        if not call.started:
-            call.id = call.id or (str(delta["id"]) if delta.get("id") else None)
-            if isinstance(function.get("name"), str):
-                call.name += function["name"]
+            call = self._new_call(delta.get("id"), delta.get("index"))
+        if not call.started and isinstance(function.get("name"), str):
+            call.name += function["name"]
         arguments = function.get("arguments")
-        if isinstance(arguments, dict):  # a few servers send the object itself
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        if isinstance(arguments, str) and arguments:
+        if arguments is not None and not isinstance(arguments, str):  # an object (a few servers), or worse
+            arguments = json.dumps(arguments)  # the assembler says what is wrong with a non-object
+        if arguments:
             call.pending.append(arguments)
-        if call.name and (not call.started or call.pending):
-            events += self._start_call(call)
+        if call.pending and call.name:
+            events += self._send_call(call)
         return events
 
-    def _call_key(self, delta: dict[str, Any]) -> int:
-        index = delta.get("index")
+    def _call_for(self, delta: dict[str, Any]) -> _Call | None:
+        """The call this delta continues, or None when it starts one."""
+        index, new_id = delta.get("index"), delta.get("id")
         if isinstance(index, int) and not isinstance(index, bool):
-            return index
-        # No index: a new id is a new call, no id continues the open one.
-        last = self._calls.get(self._open) if self._open is not None else None
-        if last is not None and (not delta.get("id") or delta.get("id") == last.id):
-            return self._open  # type: ignore[return-value]
-        return max(self._calls, default=-1) + 1
+            call = self._by_index.get(index)
+            if call is not None and new_id and call.id_given and new_id != call.id_given:
+                return None  # the same index, another id: Ollama's next parallel call
+            return call
+        # no index: a new id is a new call; no id continues the open one
+        if self._open is not None and (not new_id or new_id == self._open.id_given):
+            return self._open
+        return None
 
-    def _start_call(self, call: _Call) -> list[dict[str, Any]]:
+    def _new_call(self, given: object, index: object) -> _Call:
+        given_id = str(given) if given else ""
+        call_id = given_id if given_id and given_id not in self._taken else f"call_{uuid.uuid4().hex[:24]}"
+        self._taken.add(call_id)
+        call = _Call(self._new_block(), call_id, given_id)
+        if isinstance(index, int) and not isinstance(index, bool):
+            self._by_index[index] = call
+        self._calls.append(call)
+        self._open = call
+        return call
+
+    def _send_call(self, call: _Call) -> list[dict[str, Any]]:
         events = []
         if not call.started:
             call.started = True
-            call.id = call.id or f"call_{call.block:02d}"
             events.append(ev.block_start(call.block, {"type": "tool_use", "id": call.id, "name": call.name}))
         if call.pending:
             events.append(ev.input_json_delta(call.block, "".join(call.pending)))
@@ -354,13 +401,12 @@ class ChunkTranslator:
         return events
 
     def _close_call(self) -> list[dict[str, Any]]:
-        if self._open is None:
+        call, self._open = self._open, None
+        if call is None:
             return []
-        call = self._calls[self._open]
-        self._open = None
         if not call.name:
-            raise ModelError("bad_stream", f"tool call {call.block} came without a function name")
-        return [*self._start_call(call), ev.block_stop(call.block)]
+            raise ModelError("bad_stream", f"tool call {len(self._calls)} came without a function name")
+        return [*self._send_call(call), ev.block_stop(call.block)]
 
     def _close_text(self) -> list[dict[str, Any]]:
         if self._text is None:
@@ -378,12 +424,26 @@ class ChunkTranslator:
         return self._close_thinking() + self._close_text() + self._close_call()
 
 
+def _obj(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _tool_use_ids(messages: Iterable[dict[str, Any]]) -> set[str]:
+    return {b["id"] for m in messages if isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)}
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
 def _usage(usage: dict[str, Any]) -> dict[str, Any]:
-    """Chat Completions usage in the Messages API's words."""
-    out = {"input_tokens": int(usage.get("prompt_tokens") or 0), "output_tokens": int(usage.get("completion_tokens") or 0)}
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+    """Chat Completions usage in the Messages API's words (a field that is not a count is left out)."""
+    out = {"input_tokens": _count(usage.get("prompt_tokens")), "output_tokens": _count(usage.get("completion_tokens"))}
+    details = usage.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
     if cached:
-        out["cache_read_input_tokens"] = int(cached)
+        out["cache_read_input_tokens"] = cached
     return out
 
 

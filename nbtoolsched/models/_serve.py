@@ -27,6 +27,7 @@ import threading
 import time
 from typing import Any, AsyncIterator, Sequence
 
+from .._sync import run_sync
 from ._scripted import ScriptedModel, TurnLike
 
 __all__ = ["ScriptServer"]
@@ -87,7 +88,7 @@ class ScriptServer:
 
     def _serve(self) -> None:
         try:
-            asyncio.run(self._main())
+            run_sync(self._main())  # this thread has no loop: one of its own
         except BaseException as err:  # said by start(); a thread must not die silently
             self._error = err
             self._ready.set()
@@ -114,17 +115,24 @@ class ScriptServer:
     async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
         head = await reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
-        method, path, _ = lines[0].split(" ", 2)
+        request = lines[0].split(" ")
         headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:] if ":" in line)}
-        length = int(headers.get("content-length", "0") or 0)
-        if length > _MAX_BODY:
+        length = headers.get("content-length", "0") or "0"
+        if len(request) != 3 or not length.isdigit():
+            await self._refuse(writer, f"a malformed request (line {lines[0][:80]!r}, Content-Length {length[:20]!r})")
+            return False
+        if int(length) > _MAX_BODY:
             await self._reply(writer, 413, {"error": {"type": "request_too_large", "message": "body too large"}})
             return False
-        body = await reader.readexactly(length)
+        method, path, _ = request
+        body = await reader.readexactly(int(length))
         try:
             sent = json.loads(body or b"{}")
         except ValueError:
-            await self._reply(writer, 400, {"error": {"type": "invalid_request_error", "message": "body is not JSON"}})
+            await self._refuse(writer, "the body is not JSON")
+            return True
+        if not isinstance(sent, dict) or not isinstance(sent.get("messages", []), list):
+            await self._refuse(writer, "the body must be a JSON object whose messages are a list")
             return True
         self.requests.append({"path": path, "headers": headers, "json": sent})
         route = path.split("?", 1)[0]
@@ -132,7 +140,7 @@ class ScriptServer:
             await self._reply(writer, 404, {"error": {"type": "not_found_error", "message": f"no route {method} {path}"}})
             return True
         if not sent.get("stream"):
-            await self._reply(writer, 400, {"error": {"type": "invalid_request_error", "message": "this server only streams"}})
+            await self._refuse(writer, "this server only streams")
             return True
         events = self._model.stream(sent.get("messages") or [], tools=sent.get("tools"))
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
@@ -142,6 +150,9 @@ class ScriptServer:
         else:
             await self._openai(writer, events)
         return False  # the stream's end is the connection's end
+
+    async def _refuse(self, writer: asyncio.StreamWriter, message: str) -> None:
+        await self._reply(writer, 400, {"error": {"type": "invalid_request_error", "message": message}})
 
     async def _reply(self, writer: asyncio.StreamWriter, status: int, body: dict[str, Any]) -> None:
         data = json.dumps(body).encode()

@@ -3,7 +3,7 @@
 The streams in tests/fixtures/openai are written in the shapes each server sends (see
 that folder's README): OpenAI's own (a call's id and name with empty arguments, then
 argument pieces, a usage chunk with no choices), vLLM's (no ``arguments`` key in a
-call's first delta, ``reasoning_content``), Ollama's (every call whole in one chunk,
+call's first delta, ``reasoning_content``), Ollama's (every call whole, all with index 0,
 ``finish_reason: "stop"`` after tool calls) and a proxy's that drops ``index``.
 """
 
@@ -17,7 +17,7 @@ from hypothesis import given, settings, strategies as st
 
 import nbtoolsched as nts
 from nbtoolsched.agent._transcript import validate_transcript
-from nbtoolsched.models import ModelError, ScriptedModel, StreamAssembler, collect
+from nbtoolsched.models import ModelError, ScriptServer, ScriptedModel, StreamAssembler, collect
 from nbtoolsched.models._openai import ChunkTranslator, openai_messages, openai_tools
 
 from .conftest import OPENAI_DIR, ReplayServer, Reply
@@ -38,7 +38,8 @@ def _reply(name: str, event_delay: float = 0.0) -> Reply:
     return Reply.sse(name, event_delay, folder=OPENAI_DIR)
 
 
-@pytest.mark.parametrize("fixture", ["openai_parallel.txt", "vllm_parallel.txt", "ollama_parallel.txt", "no_index.txt"])
+@pytest.mark.parametrize("fixture", ["openai_parallel.txt", "vllm_parallel.txt", "ollama_parallel.txt", "ollama_one_chunk.txt",
+                                     "no_index.txt"])
 async def test_every_server_shape_gives_the_same_two_calls(replay: ReplayServer, fixture: str) -> None:
     replay.replies.append(_reply(fixture, event_delay=0.001))
     answer = await collect(_model(replay).stream(PROMPT, tools=TOOLS))
@@ -269,3 +270,140 @@ def test_any_cut_of_the_arguments_gives_the_same_calls(text: str, calls: list[tu
     assert [b["id"] for b in assembler.content() if b["type"] == "tool_use"] == [f"call_{n}" for n in range(len(calls))]
     assert assembler.stop_reason == ("tool_use" if calls or finish == "tool_calls" else "end_turn") and assembler.done
     assert "".join(b["text"] for b in assembler.content() if b["type"] == "text") == text
+
+
+# -- what an outside review found ---------------------------------------------------------------------
+
+def _events(chunks: list[object], taken: tuple[str, ...] = ()) -> StreamAssembler:
+    translator, assembler = ChunkTranslator(taken=taken), StreamAssembler()
+    for chunk in chunks:
+        for event in translator.feed(chunk):
+            assembler.feed(event)
+    for event in translator.finish():
+        assembler.feed(event)
+    return assembler
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {"id": "c", "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def _call(index: int | None, call_id: str | None, name: str | None, arguments: Any) -> dict[str, Any]:
+    function: dict[str, Any] = {"arguments": arguments}
+    if name is not None:
+        function["name"] = name
+    call: dict[str, Any] = {"function": function}
+    if index is not None:
+        call["index"] = index
+    if call_id is not None:
+        call["id"] = call_id
+    return {"tool_calls": [call]}
+
+
+def test_ids_are_unique_across_turns_and_within_an_answer() -> None:
+    """A server that numbers calls from 0 each turn, or repeats an id, gets fresh ids (the results go back under them)."""
+    answer = _events([_chunk(_call(0, "call_0", "Read", '{"a": 1}')), _chunk(_call(1, "call_0", "Read", '{"a": 2}')),
+                      _chunk(_call(2, None, "Read", '{"a": 3}')), _chunk({}, "tool_calls")], taken=("call_1",))
+    ids = [b["id"] for b in answer.content()]
+    assert ids[0] == "call_0" and len(set(ids)) == 3 and "call_1" not in ids
+    assert [b["input"] for b in answer.content()] == [{"a": 1}, {"a": 2}, {"a": 3}]
+    again = _events([_chunk(_call(0, "call_0", "Read", "{}")), _chunk({}, "tool_calls")], taken=ids)
+    assert again.content()[0]["id"] not in ids
+
+
+def test_a_name_sent_in_pieces_is_whole() -> None:
+    answer = _events([_chunk(_call(0, "x", "get_", "")), _chunk(_call(0, None, "weather", "")),
+                      _chunk(_call(0, None, None, '{"city": "Oslo"}')), _chunk({}, "tool_calls")])
+    assert [(b["name"], b["input"]) for b in answer.content()] == [("get_weather", {"city": "Oslo"})]
+
+
+@pytest.mark.parametrize(("arguments", "problem"), [([1, 2], "must be a JSON object, got list"),
+                                                    (7, "must be a JSON object, got int")])
+def test_arguments_that_are_not_a_string_or_an_object_say_so(arguments: Any, problem: str) -> None:
+    translator, assembler = ChunkTranslator(), StreamAssembler()
+    finished = [assembler.feed(e) for chunk in (_chunk(_call(0, "x", "Read", arguments)), _chunk({}, "tool_calls"))
+                for e in translator.feed(chunk)]
+    errors = [f.input_error for f in finished if f is not None]
+    assert len(errors) == 1 and errors[0] is not None and problem in errors[0]
+
+
+def test_surrogate_halves_split_across_chunks_are_joined_and_lone_ones_replaced(tmp_path: Any) -> None:
+    answer = _events([_chunk({"content": "smile \ud83d"}), _chunk({"content": "\ude00 ok"}),
+                      _chunk(_call(0, "x", "Write", '{"text": "\\ud83d", "b": "\\ud83d\\ude00"}')), _chunk({}, "tool_calls")])
+    text, call = answer.content()
+    assert text["text"] == "smile \U0001F600 ok" and call["input"] == {"text": "\ufffd", "b": "\U0001F600"}
+    writer = nts.TranscriptWriter(tmp_path / "t.jsonl", "s", tmp_path)
+    writer.append_user("a file name decoded with surrogateescape: caf\udce9.txt")  # must not raise
+    assert nts.read_transcript(tmp_path / "t.jsonl").messages[0]["content"].endswith("caf\udce9.txt")
+
+
+def test_chunks_of_the_wrong_shape_are_a_bad_stream_not_a_crash() -> None:
+    for chunk, words in ((123, "not a JSON object"), (_chunk({"tool_calls": ["x"]}), "tool call delta is not an object"),
+                         (_chunk({"tool_calls": [{"index": 0, "function": "Read"}]}), "function is not an object")):
+        with pytest.raises(ModelError) as caught:
+            ChunkTranslator().feed(chunk)
+        assert caught.value.kind == "bad_stream" and words in caught.value.message
+    usage = {"id": "c", "choices": [], "usage": {"prompt_tokens": "lots", "completion_tokens": 3, "prompt_tokens_details": [1]}}
+    answer = _events([_chunk({"content": "hi"}, "stop"), usage])
+    assert answer.usage == {"input_tokens": 0, "output_tokens": 3} and answer.content() == [{"type": "text", "text": "hi"}]
+    assert _events([{"choices": [{"index": None, "delta": {"content": "x"}, "finish_reason": "stop"}]}]).content()[0]["text"] == "x"
+    with pytest.raises(ModelError) as caught:
+        ChunkTranslator().finish()
+    assert caught.value.kind == "bad_stream" and "base_url" in caught.value.message and not caught.value.retryable
+
+
+def test_an_endless_block_is_refused_and_many_deltas_cost_linear_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import nbtoolsched.models._assembler as assembly
+
+    monkeypatch.setattr(assembly, "MAX_BLOCK_CHARS", 1000)
+    translator, assembler = ChunkTranslator(), StreamAssembler()
+    with pytest.raises(ModelError) as caught:
+        for _ in range(200):
+            for event in translator.feed(_chunk({"content": "0123456789"})):
+                assembler.feed(event)
+    assert caught.value.kind == "bad_stream" and "grew past 1,000 characters" in caught.value.message
+    monkeypatch.setattr(assembly, "MAX_BLOCK_CHARS", 10**9)
+    many = [_chunk({"content": "x" * 10}) for _ in range(200_000)]
+    assert len(_events([*many, _chunk({}, "stop")]).content()[0]["text"]) == 2_000_000  # quadratic joins took 30 s here
+
+
+def test_conversion_says_what_chat_completions_cannot_carry() -> None:
+    out = openai_messages([
+        {"role": "assistant", "content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]},
+        {"role": "user", "content": [
+            {"type": "document", "title": "spec", "source": {"type": "text", "media_type": "text/plain", "data": "body"}},
+            {"type": "image", "source": {"type": "file", "file_id": "f1"}},
+            {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "search_result", "title": "T", "source": "s",
+                                                                      "content": [{"type": "text", "text": "hit"}]}]}]}])
+    assert out[0] == {"role": "assistant", "content": "one\n\ntwo"}
+    assert out[1] == {"role": "tool", "tool_call_id": "t", "content": "T (s)\nhit"}
+    assert out[2]["content"] == "spec\n\nbody\n\n[a image block that Chat Completions cannot carry was left out]"
+
+
+def test_anthropic_never_gets_another_models_unsigned_reasoning(replay: ReplayServer) -> None:
+    from nbtoolsched.models._anthropic import _signed_only
+
+    messages = [{"role": "user", "content": "q"},
+                {"role": "assistant", "content": [{"type": "thinking", "thinking": "vLLM's", "signature": ""},
+                                                  {"type": "text", "text": "a"}]},
+                {"role": "assistant", "content": [{"type": "thinking", "thinking": "only", "signature": ""}]},
+                {"role": "assistant", "content": [{"type": "thinking", "thinking": "Claude's", "signature": "sig"}]}]
+    assert _signed_only(messages) == [messages[0], {"role": "assistant", "content": [{"type": "text", "text": "a"}]},
+                                      {"role": "assistant", "content": [{"type": "text", "text": "(reasoning only)"}]},
+                                      messages[3]]
+    assert _signed_only(messages[:1]) is messages[:1] or _signed_only(messages[:1]) == messages[:1]
+
+
+def test_the_script_server_answers_bad_requests_with_400() -> None:
+    import http.client
+
+    with ScriptServer(["hi"]) as server:
+        for body in (b"[1, 2]", b'{"messages": 5}', b"not json", b'{"stream": false}'):
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+            connection.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+            reply = connection.getresponse()
+            assert reply.status == 400 and b"invalid_request_error" in reply.read(), body
+            connection.close()
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        connection.request("POST", "/v1/messages", b"{}", {"Content-Length": "x1"})
+        assert connection.getresponse().status == 400
