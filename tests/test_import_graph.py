@@ -33,7 +33,8 @@ RANKS = {
     "speculation": 11,
     "tools": 12,
     "scale": 13,
-    "notebook": 14,
+    "acp": 14,
+    "notebook": 15,
 }
 FACADES = {"__init__", "__main__", "internals", "events", "_demo"}
 PERMISSIONS_MAX_LINES = 500

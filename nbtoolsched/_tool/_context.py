@@ -6,7 +6,7 @@ import os
 import tempfile
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypedDict, Unpack
 
 from .._messages import MessageLike
 from ._abort import AbortSignal
@@ -17,13 +17,39 @@ if TYPE_CHECKING:  # the layers below this one, named in annotations only
     from ..permissions._base import PermissionGate
     from ..sandbox._overlay import KernelOverlay
 
-__all__ = ["ToolContext", "ContextModifier", "ProgressSink"]
+__all__ = ["ToolContext", "ContextModifier", "ProgressSink", "FileAccess"]
 
 ProgressSink = Callable[[str, Any], None]  # (tool_use_id, data): data is whatever the tool reports
 
 
 def _drop_progress(tool_use_id: str, data: Any) -> None:
     return None
+
+
+class FileAccess(Protocol):
+    """Where the file tools' text goes when a host holds the user's files (``ToolContext.files``).
+
+    An editor hosting the agent (an Agent Client Protocol client) has buffers that are not
+    saved yet: Read should show them, and Write and Edit should change them. The tools
+    still do everything else themselves, on the local disk, exactly as without a host:
+    path checks, permissions, read-before-write, line numbers, line endings. Only the text
+    passes through here, and a host may decline any operation (None, False) to leave it
+    to the disk. ``changed`` hears of every change a file tool made, for a host to show.
+    """
+
+    async def read_text(self, path: str, line: int | None = None, limit: int | None = None) -> str | None:
+        """The text of ``path`` (``limit`` lines from 1-based ``line`` when given), or None
+        to have the tool read the disk."""
+        ...
+
+    async def write_text(self, path: str, text: str) -> bool:
+        """Replace the whole text of ``path``; False to have the tool write the disk."""
+        ...
+
+    def changed(self, tool_use_id: str, path: str, before: str | None, after: str) -> None:
+        """The call ``tool_use_id`` changed ``path`` from ``before`` (None: it created the
+        file) to ``after``."""
+        ...
 
 
 class _Fields(TypedDict, total=False):
@@ -41,6 +67,7 @@ class _Fields(TypedDict, total=False):
     messages: Sequence[MessageLike]
     options: dict[str, Any]
     overlay: KernelOverlay | None
+    files: FileAccess | None
 
 
 class ToolContext:
@@ -63,6 +90,7 @@ class ToolContext:
         "messages",
         "options",
         "overlay",
+        "files",
         "_sink",
     )
 
@@ -82,6 +110,7 @@ class ToolContext:
         progress: ProgressSink | None = None,
         tool_use_id: str = "",
         overlay: KernelOverlay | None = None,
+        files: FileAccess | None = None,
     ) -> None:
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.abort = abort or AbortSignal()
@@ -99,6 +128,8 @@ class ToolContext:
         self.options = options if options is not None else {}
         # A speculation's kernel overlay (sandbox.KernelOverlay): shell tools run inside it.
         self.overlay = overlay
+        # The host's view of the files (FileAccess): None means the local disk alone.
+        self.files = files
         self._sink = progress or _drop_progress
 
     def progress(self, data: Any) -> None:
@@ -120,6 +151,7 @@ class ToolContext:
         clone.messages = self.messages
         clone.options = self.options
         clone.overlay = self.overlay
+        clone.files = self.files
         clone._sink = sink if sink is not None else self._sink
         return clone
 

@@ -27,7 +27,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import pytest
 
@@ -185,7 +185,8 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_lab(root: Path, comms: str, theme: str = "light", app: str = "lab") -> tuple[subprocess.Popen[bytes], str, Path]:
+def _start_lab(root: Path, comms: str, theme: str = "light", app: str = "lab",
+               server_args: Sequence[str] = ()) -> tuple[subprocess.Popen[bytes], str, Path]:
     home = root.parent / "lab-home"
     _settings(home / "settings", comms, theme)
     port = _free_port()
@@ -195,7 +196,7 @@ def _start_lab(root: Path, comms: str, theme: str = "light", app: str = "lab") -
     log = home / "lab.log"
     cmd = [sys.executable, "-m", "jupyterlab" if app == "lab" else "notebook", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            "--ServerApp.port_retries=0", "--IdentityProvider.token=", "--ServerApp.password=",
-           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}", "--allow-root"]
+           "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}", "--allow-root", *server_args]
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     _wait_for_server(proc, url, log)
@@ -220,12 +221,13 @@ def _wait_for_server(proc: subprocess.Popen[bytes], url: str, log: Path) -> None
 
 @contextmanager
 def lab_page(tmp_path: Path, root: Path, comms: str, theme: str = "light", app: str = "lab",
-             viewport: tuple[int, int] = (1280, 1100)) -> Iterator[tuple[Any, str]]:
-    """A Jupyter server on ``root`` and a page in a fresh headless Chromium profile; a
-    failure leaves a screenshot in ``tmp_path`` and carries the server log's tail."""
+             viewport: tuple[int, int] = (1280, 1100), server_args: Sequence[str] = ()) -> Iterator[tuple[Any, str]]:
+    """A Jupyter server on ``root`` (``server_args`` added to its command line) and a page in a
+    fresh headless Chromium profile; a failure leaves a screenshot in ``tmp_path`` and carries
+    the server log's tail."""
     from playwright.sync_api import sync_playwright
 
-    proc, url, log = _start_lab(root, comms, theme, app)
+    proc, url, log = _start_lab(root, comms, theme, app, server_args)
     try:
         with sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(

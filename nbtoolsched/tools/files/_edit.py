@@ -17,11 +17,12 @@ from ..._tool._context import ToolContext
 from ..._tool._base import ToolOutput, Validation
 from ._base import PathTool
 from ._diff import diff_snippet
+from ._access import read_text, report_change, write_text
 from ._guard import remember_write, stale_read_error
 from ._paths import display, missing_path_message
-from ._textfile import TextFile, load_text, save_text
+from ._textfile import TextFile
 
-__all__ = ["EditTool", "EditInput", "EditRefused"]
+__all__ = ["EditTool", "EditInput", "EditRefused", "plan_edit"]
 
 _CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 
@@ -63,21 +64,32 @@ class EditTool(PathTool[EditInput]):
 
     async def validate_input(self, input: EditInput, ctx: ToolContext) -> Validation:
         try:
-            await asyncio.to_thread(plan_edit, self.target(input, ctx), input, ctx)
+            await plan_edit(self.target(input, ctx), input, ctx)
         except EditRefused as refused:
             return Validation.fail(str(refused))
         return Validation.OK
 
     async def call(self, input: EditInput, ctx: ToolContext) -> ToolOutput:
         try:
-            plan = await asyncio.to_thread(plan_edit, self.target(input, ctx), input, ctx)
+            plan = await plan_edit(self.target(input, ctx), input, ctx)
         except EditRefused as refused:  # the file changed while permission was asked
             return ToolOutput(str(refused), is_error=True)
-        return await asyncio.to_thread(_apply, plan, ctx)
+        return await _apply(plan, ctx)
 
 
-def plan_edit(path: str, input: EditInput, ctx: ToolContext) -> _Plan:
-    """Check everything and compute the new text, touching nothing; EditRefused says why not."""
+async def plan_edit(path: str, input: EditInput, ctx: ToolContext) -> _Plan:
+    """Check everything and compute the new text, touching nothing; EditRefused says why not.
+
+    The file's text is the host's when it holds the file (``ctx.files``), else the disk's."""
+    created = await asyncio.to_thread(_check_target, path, input, ctx)
+    if created is not None:
+        return created
+    before = await read_text(ctx, path)
+    return await asyncio.to_thread(_replacement, path, input, before)  # a big file's search stays off the loop
+
+
+def _check_target(path: str, input: EditInput, ctx: ToolContext) -> _Plan | None:
+    """The checks made on disk; a plan when the edit creates the file, None when it changes one."""
     if input.old_string == input.new_string:
         raise EditRefused("old_string and new_string are identical, so there is nothing to change.")
     if path.endswith(".ipynb"):
@@ -91,7 +103,11 @@ def plan_edit(path: str, input: EditInput, ctx: ToolContext) -> _Plan:
     problem = stale_read_error(ctx, path)
     if problem:
         raise EditRefused(problem)
-    before = load_text(path)
+    return None
+
+
+def _replacement(path: str, input: EditInput, before: TextFile) -> _Plan:
+    """The new text of an existing file, or EditRefused."""
     if input.old_string == "":
         if before.text.strip():
             raise EditRefused(f"old_string is empty, which creates a file, but {path} already has content. "
@@ -122,10 +138,14 @@ def _locate(text: str, old: str, path: str) -> str:
     )
 
 
-def _apply(plan: _Plan, ctx: ToolContext) -> ToolOutput:
-    os.makedirs(os.path.dirname(plan.path), exist_ok=True)
-    save_text(plan.path, plan.after, like=plan.before)
+async def _apply(plan: _Plan, ctx: ToolContext) -> ToolOutput:
+    await write_text(ctx, plan.path, plan.after, like=plan.before)
     remember_write(ctx, plan.path)
+    report_change(ctx, plan.path, plan.before.text if plan.before is not None else None, plan.after)
+    return await asyncio.to_thread(_summary, plan, ctx)
+
+
+def _summary(plan: _Plan, ctx: ToolContext) -> ToolOutput:
     label = display(plan.path, ctx.cwd)
     if plan.before is None:
         return ToolOutput({"file_path": plan.path, "replaced": 0}, content=f"Created {label} with the given text.")

@@ -34,5 +34,11 @@ def stale_read_error(ctx: ToolContext, path: str, *, need_full: bool = False) ->
 
 
 def remember_write(ctx: ToolContext, path: str) -> None:
-    """After our own write the model knows the whole file: the next edit needs no re-read."""
-    ctx.file_state.record(path, partial=False)
+    """After our own write the model knows the whole file: the next edit needs no re-read.
+
+    A file that a host (``ctx.files``) keeps in an unsaved buffer is not on disk to record:
+    it is forgotten instead, so the next edit reads it first."""
+    try:
+        ctx.file_state.record(path, partial=False)
+    except FileNotFoundError:
+        ctx.file_state.forget(path)

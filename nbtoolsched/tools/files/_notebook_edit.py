@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..._tool._context import ToolContext
 from ..._tool._base import ToolOutput
+from ._access import report_change
 from ._base import CheckedWriteTool
 from ._guard import remember_write, stale_read_error
 from ._notebook import NotebookFileError, cell_label, find_cell, load_notebook, new_cell, save_notebook
@@ -61,11 +62,21 @@ class NotebookEditTool(CheckedWriteTool[NotebookEditInput]):
         return _refusal(path, ctx)
 
     async def write(self, path: str, input: NotebookEditInput, ctx: ToolContext) -> ToolOutput:
+        # A notebook is JSON that nbformat validates: always the disk's, never an editor's text.
+        # A host that hears of changes (ctx.files) is told the file's text before and after.
+        before = await asyncio.to_thread(_text, path) if ctx.files is not None else None
         try:
             message = await asyncio.to_thread(_edit, path, input, ctx)
         except NotebookFileError as err:
             return ToolOutput(str(err), is_error=True)
+        if ctx.files is not None:
+            report_change(ctx, path, before, await asyncio.to_thread(_text, path))
         return ToolOutput({"notebook_path": path, "edit_mode": input.edit_mode}, content=message)
+
+
+def _text(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
 
 
 def _refusal(path: str, ctx: ToolContext) -> str | None:

@@ -85,7 +85,9 @@ class ReadTool(ReadOnlyTool[ReadInput], PathTool[ReadInput]):
             return await asyncio.to_thread(_read_image, path, IMAGE_TYPES[extension], ctx)
         if extension == ".ipynb":
             return await asyncio.to_thread(_read_notebook, path, ctx)
-        return await asyncio.to_thread(_read_text, path, input.offset, input.limit, ctx)
+        first, count = max(input.offset or 1, 1), input.limit or DEFAULT_LINE_LIMIT
+        chunk = await _read_slice(ctx, path, first, count)
+        return await asyncio.to_thread(_shown, path, first, chunk, ctx)
 
 
 def _refusal(path: str, cwd: str, *, sliced: bool) -> str | None:
@@ -122,10 +124,20 @@ def _looks_binary(path: str) -> bool:
     return b"\0" in head
 
 
-def _read_text(path: str, offset: int | None, limit: int | None, ctx: ToolContext) -> ToolOutput:
-    first = max(offset or 1, 1)
-    count = limit or DEFAULT_LINE_LIMIT
-    chunk = _slice(path, first, count)
+async def _read_slice(ctx: ToolContext, path: str, first: int, count: int) -> _Slice:
+    """Lines first..first+count-1: the host's text when it holds the file (an editor's
+    unsaved buffer, through ``ctx.files``), else the disk's. A file too big to read whole
+    is asked for the window alone (one line more, to know whether it goes on)."""
+    files = ctx.files
+    if files is not None:
+        whole = await asyncio.to_thread(os.path.getsize, path) <= MAX_FILE_BYTES
+        text = await (files.read_text(path) if whole else files.read_text(path, first, count + 1))
+        if text is not None:
+            return _slice_of_text(text, first, count) if whole else _window(_lines_of(text), first, count)
+    return await asyncio.to_thread(_slice, path, first, count)
+
+
+def _shown(path: str, first: int, chunk: _Slice, ctx: ToolContext) -> ToolOutput:
     whole = first == 1 and not chunk.more
     ctx.file_state.record(path, partial=not whole)
     label = display(path, ctx.cwd)
@@ -151,16 +163,31 @@ def _slice(path: str, first: int, count: int) -> _Slice:
     if size <= MAX_FILE_BYTES:
         with open(path, "rb") as handle:
             text, _ = decode_bytes(handle.read())
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        return _Slice(lines[first - 1 : first - 1 + count], first, len(lines), len(lines) > first - 1 + count)
+        return _slice_of_text(text, first, count)
     with open(path, "rb") as handle:
         encoding = decode_bytes(handle.read(4))[1]
     with open(path, encoding=encoding, errors="replace", newline=None) as handle:
         window = list(itertools.islice(handle, first - 1, first + count))
-    more = len(window) > count
-    return _Slice([line.rstrip("\n") for line in window[:count]], first, None, more)
+    return _window([line.rstrip("\n") for line in window], first, count)
+
+
+def _lines_of(text: str) -> list[str]:
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _slice_of_text(text: str, first: int, count: int) -> _Slice:
+    """The slice of a whole file's text."""
+    lines = _lines_of(text)
+    return _Slice(lines[first - 1 : first - 1 + count], first, len(lines), len(lines) > first - 1 + count)
+
+
+def _window(lines: list[str], first: int, count: int) -> _Slice:
+    """A slice from the lines that start at ``first`` (up to ``count + 1`` of them; the
+    file's length unknown)."""
+    return _Slice(lines[:count], first, None, len(lines) > count)
 
 
 def _cut(line: str) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..._files import atomic_write
 
-__all__ = ["TextFile", "load_text", "save_text", "decode_bytes"]
+__all__ = ["TextFile", "load_text", "save_text", "decode_bytes", "text_file", "sniff_encoding"]
 
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
@@ -22,10 +22,14 @@ class TextFile:
     encoding: str = "utf-8"
     crlf: bool = False
 
-    def encode(self, text: str) -> bytes:
+    def render(self, text: str) -> str:
+        """``text`` with this file's line endings (what an editor given text, not bytes, gets)."""
         if self.crlf:
             text = text.replace("\r\n", "\n").replace("\n", "\r\n")
-        return text.encode(self.encoding)
+        return text
+
+    def encode(self, text: str) -> bytes:
+        return self.render(text).encode(self.encoding)
 
 
 def decode_bytes(data: bytes) -> tuple[str, str]:
@@ -39,8 +43,19 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
 def load_text(path: str) -> TextFile:
     with open(path, "rb") as handle:
         text, encoding = decode_bytes(handle.read())
+    return text_file(text, encoding)
+
+
+def text_file(text: str, encoding: str = "utf-8") -> TextFile:
+    """Decoded text as a TextFile: CRLF throughout is remembered and shown as LF."""
     crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
     return TextFile(text.replace("\r\n", "\n") if crlf else text, encoding, crlf)
+
+
+def sniff_encoding(path: str) -> str:
+    """The encoding ``load_text`` would find for ``path`` (its BOM decides), from its first bytes."""
+    with open(path, "rb") as handle:
+        return decode_bytes(handle.read(4))[1]
 
 
 def save_text(path: str, text: str, like: TextFile | None = None) -> None:

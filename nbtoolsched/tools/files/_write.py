@@ -15,9 +15,10 @@ from ..._tool._context import ToolContext
 from ..._tool._base import ToolOutput
 from ._base import CheckedWriteTool
 from ._diff import diff_snippet
+from ._access import read_text, report_change, write_text
 from ._guard import remember_write, stale_read_error
 from ._paths import display
-from ._textfile import load_text, save_text
+from ._textfile import TextFile
 
 __all__ = ["WriteTool", "WriteInput"]
 
@@ -45,7 +46,12 @@ class WriteTool(CheckedWriteTool[WriteInput]):
         return _refusal(path, ctx)
 
     async def write(self, path: str, input: WriteInput, ctx: ToolContext) -> ToolOutput:
-        return await asyncio.to_thread(_write, path, input.content, ctx)
+        # The text replaced is the host's when it holds the file (ctx.files), else the disk's.
+        before = await read_text(ctx, path) if await asyncio.to_thread(os.path.exists, path) else None
+        await write_text(ctx, path, input.content, like=before)
+        remember_write(ctx, path)
+        report_change(ctx, path, before.text if before is not None else None, _as_shown(input.content, before))
+        return await asyncio.to_thread(_summary, path, input.content, before, ctx)
 
 
 def _refusal(path: str, ctx: ToolContext) -> str | None:
@@ -56,15 +62,16 @@ def _refusal(path: str, ctx: ToolContext) -> str | None:
     return None
 
 
-def _write(path: str, content: str, ctx: ToolContext) -> ToolOutput:
+def _as_shown(content: str, before: TextFile | None) -> str:
+    """The new text as the old one is shown: with LF when the file keeps CRLF endings."""
+    return content.replace("\r\n", "\n") if before is not None and before.crlf else content
+
+
+def _summary(path: str, content: str, before: TextFile | None, ctx: ToolContext) -> ToolOutput:
     label = display(path, ctx.cwd)
-    before = load_text(path) if os.path.exists(path) else None
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    save_text(path, content, like=before)
-    remember_write(ctx, path)
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     if before is None:
         return ToolOutput({"type": "create", "file_path": path}, content=f"Created {label} ({lines} lines).")
-    diff = diff_snippet(before.text, content.replace("\r\n", "\n") if before.crlf else content, label)
+    diff = diff_snippet(before.text, _as_shown(content, before), label)
     summary = f"Replaced the content of {label} ({lines} lines)." + (f"\n{diff}" if diff else " The content was unchanged.")
     return ToolOutput({"type": "update", "file_path": path}, content=summary)
