@@ -103,6 +103,10 @@ def _model_factory(args: argparse.Namespace) -> Callable[[], Model]:
     def anthropic() -> Model:
         from ..models._anthropic import AnthropicModel
 
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            # Said at session/new (AUTH_REQUIRED), not at the first prompt as an SDK traceback.
+            raise ValueError("no ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is set for the default Claude model; "
+                             "set one, or start the agent with --openai-base-url URL --model NAME, or --script FILE")
         return AnthropicModel(name) if name else AnthropicModel()
 
     return anthropic

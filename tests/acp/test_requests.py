@@ -89,3 +89,19 @@ async def _reply(stdout: asyncio.StreamReader) -> dict[str, Any]:
     assert line, "the agent closed stdout"
     reply: dict[str, Any] = json.loads(line)
     return reply
+
+
+def test_the_default_model_without_a_key_is_refused_when_the_session_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session/new that would need Claude fails with ACP's "authentication required"
+    (AcpSession.open turns the factory's error into it), not the first prompt with an SDK traceback."""
+    import argparse
+
+    from nbtoolsched.acp._cli import _model_factory
+
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    make = _model_factory(argparse.Namespace(script=None, openai_base_url=None, model=None))
+    with pytest.raises(ValueError, match="no ANTHROPIC_API_KEY .* --openai-base-url URL --model NAME, or --script FILE"):
+        make()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    assert make().name == "claude-sonnet-4-6"

@@ -112,11 +112,11 @@ def test_without_a_model_the_chat_says_how_to_pick_one(tmp_path, monkeypatch):
         chat.locator(".jp-chat-input-container textarea[role=combobox]").click()
         page.keyboard.type("@nbtoolsched hello")
         page.keyboard.press("Enter")
-        # The agent starts (Claude is the default model) and its first prompt finds no key: the
-        # persona says so, with the SDK's words and the ways to pick a model, not a traceback.
+        # The agent starts (Claude is the default model) and refuses the session: no key (ACP's
+        # "authentication required"). The persona says so, and the ways to pick a model, not a traceback.
         reply = chat.locator(".jp-chat-messages-container .jp-chat-rendered-message").nth(1)
         expect(reply).to_contain_text("nbtoolsched could not use its model")
-        expect(reply).to_contain_text("Could not resolve authentication method")
+        expect(reply).to_contain_text("no ANTHROPIC_API_KEY")
         for variable in ("ANTHROPIC_API_KEY", "NBTOOLSCHED_ACP_MODEL", "NBTOOLSCHED_ACP_OPENAI_BASE_URL", "NBTOOLSCHED_ACP_SCRIPT"):
             expect(reply.locator("code", has_text=variable).first).to_be_visible()
         expect(chat.locator(".jp-jai-error-details")).to_have_count(0)
