@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
+from tests.processes import live
 from acp import spawn_agent_process
 from acp.schema import (
     AllowedOutcome,
@@ -284,19 +285,8 @@ def transcript_of(work: Path, session_id: str) -> Path:
 
 
 def running(program: str, argument: str) -> list[int]:
-    """Live processes of ``program`` with ``argument`` among their arguments (zombies do not count)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if os.path.basename(argv[0]) == program.encode() and argument.encode() in argv[1:] and state != "Z":
-            found.append(int(entry))
-    return found
+    """Live processes of ``program`` with ``argument`` among their arguments."""
+    return live(lambda argv: os.path.basename(argv[0]) == program.encode() and argument.encode() in argv[1:])
 
 
 def following(project: Path, tag: str) -> tuple[str, str]:

@@ -16,6 +16,8 @@ from typing import Any, AsyncIterator
 
 import pytest
 
+import nbtoolsched as nts
+
 SSE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "sse"  # Anthropic's Messages API
 OPENAI_DIR = SSE_DIR.parent / "openai"  # Chat Completions, as OpenAI, vLLM, Ollama... stream it
 
@@ -99,3 +101,19 @@ async def replay() -> AsyncIterator[ReplayServer]:
         yield server
     finally:
         await server.close()
+
+
+def weather_tools() -> nts.ToolRegistry:
+    """The two tools the recorded sessions call (both protocols' fixtures ask for them)."""
+
+    @nts.tool(read_only=True)
+    async def get_weather(location: str, unit: str = "celsius", days: list[int] | None = None) -> str:
+        """Weather for a place."""
+        return f"64 {unit} in {location}"
+
+    @nts.tool(read_only=True)
+    async def read_notes(path: str) -> str:
+        """Read a notes file."""
+        return f"{path}: bring a jacket"
+
+    return nts.ToolRegistry([get_weather, read_notes])

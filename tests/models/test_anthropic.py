@@ -11,7 +11,7 @@ from nbtoolsched.agent._loop import Agent
 from nbtoolsched.agent._transcript import validate_transcript
 from nbtoolsched.models import AnthropicModel, ModelError, collect
 
-from .conftest import ReplayServer, Reply
+from .conftest import ReplayServer, Reply, weather_tools
 
 PROMPT = [{"role": "user", "content": "What's the weather, and what do my notes say?"}]
 
@@ -77,18 +77,8 @@ async def test_an_unreachable_server_is_a_connection_error(adapter: str) -> None
 
 
 async def test_the_agent_loop_runs_a_real_sdk_session_end_to_end(replay: ReplayServer) -> None:
-    @nts.tool(read_only=True)
-    async def get_weather(location: str, unit: str = "celsius", days: list[int] | None = None) -> str:
-        """Weather for a place."""
-        return f"64 {unit} in {location}"
-
-    @nts.tool(read_only=True)
-    async def read_notes(path: str) -> str:
-        """Read a notes file."""
-        return f"{path}: bring a jacket"
-
     replay.replies.extend([Reply.sse("text_tool_use.txt"), Reply.sse("text_only.txt")])
-    registry = nts.ToolRegistry([get_weather, read_notes])
+    registry = weather_tools()
     result = await Agent(_model(replay), nts.Scheduler(registry), system="Be brief.").run(PROMPT[0]["content"])
     validate_transcript(result.messages)
     assert result.stop_reason == "end_turn" and result.turns == 2

@@ -20,7 +20,7 @@ from nbtoolsched.agent._transcript import validate_transcript
 from nbtoolsched.models import ModelError, ScriptServer, ScriptedModel, StreamAssembler, collect
 from nbtoolsched.models._openai import ChunkTranslator, openai_messages, openai_tools
 
-from .conftest import OPENAI_DIR, ReplayServer, Reply
+from .conftest import OPENAI_DIR, ReplayServer, Reply, weather_tools
 
 PROMPT = [{"role": "user", "content": "What's the weather, and what do my notes say?"}]
 TOOLS = [{"name": "get_weather", "description": "Weather", "input_schema": {"type": "object"}},
@@ -76,18 +76,7 @@ async def test_vllm_reasoning_is_kept_as_a_thinking_block_and_never_sent_back(re
     assert "thinking" not in json.dumps(back)
 
 
-def _tools() -> nts.ToolRegistry:
-    @nts.tool(read_only=True)
-    async def get_weather(location: str, unit: str = "celsius", days: list[int] | None = None) -> str:
-        """Weather for a place."""
-        return f"64 {unit} in {location}"
-
-    @nts.tool(read_only=True)
-    async def read_notes(path: str) -> str:
-        """Read a notes file."""
-        return f"{path}: bring a jacket"
-
-    return nts.ToolRegistry([get_weather, read_notes])
+_tools = weather_tools
 
 
 async def test_the_agent_runs_a_real_sdk_session_and_answers_with_tool_messages(replay: ReplayServer) -> None:
