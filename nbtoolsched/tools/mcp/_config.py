@@ -11,6 +11,10 @@ each with an optional ``timeout`` (per call) and ``startup_timeout``, in seconds
 ``${VAR}`` and ``${VAR:-default}`` in the strings (command, args, env, url, header
 values) are expanded from the environment. An entry with a ``url`` and no ``type`` is
 refused, as Claude Code refuses it; so is any other transport, by name.
+
+What ``${VAR}`` expands to may be a secret: messages show a remote server's url as the
+config wrote it (``written_url``, unexpanded, without userinfo, query or fragment), never
+an expanded value, and ``secrets()`` lists what a message or a log line must not show.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Union
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, ValidationError, ValidationInfo, field_validator,
+)
 
 from ..._errors import ConfigurationError
 
@@ -33,6 +39,12 @@ __all__ = [
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 TRANSPORTS = ("stdio", "http", "sse")
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an RFC 9110 token
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")  # printable ASCII, spaces and tabs: what httpx can send
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ORIGIN = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")  # scheme and authority of a url as written
+MIN_SECRET = 6  # shorter pieces are not redacted: they would garble messages and hide little
+_PUBLIC_HEADERS = frozenset({"accept", "accept-language", "content-type", "user-agent", "mcp-protocol-version"})
 
 
 class McpConfigError(ConfigurationError):
@@ -69,25 +81,73 @@ class McpStdioServerConfig(_ServerConfig):
         """Where the server is, for error messages."""
         return f"(command {self.command})"
 
+    def secrets(self) -> tuple[str, ...]:
+        """What its messages must not show (nothing: a command is no URL)."""
+        return ()
+
 
 class _RemoteServerConfig(_ServerConfig):
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
+    # the url as the config wrote it (${VAR} unexpanded) and what its ${VAR}s expanded to beyond
+    # the url's scheme and host, and in the header values: set by parse_mcp_config
+    _written_url: str | None = PrivateAttr(default=None)
+    _expanded: tuple[str, ...] = PrivateAttr(default=())
 
     @field_validator("url")
     @classmethod
-    def _http_url(cls, value: str) -> str:
+    def _http_url(cls, value: str, info: ValidationInfo) -> str:
+        written = (info.context or {}).get("written_url") or value
+        if _CONTROL.search(value):
+            raise ValueError(f"{shown_url(written)!r} holds a control character (a line break, a tab...), which a URL cannot")
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"must be an http:// or https:// URL, got {value!r}")
+            raise ValueError(f"must be an http:// or https:// URL, got {shown_url(written)!r}")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _sendable_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():  # the value is never quoted: it is often a credential
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"{name!r} is not a valid HTTP header name")
+            if not _HEADER_VALUE.fullmatch(text):
+                what = "a line break (CR or LF)" if "\r" in text or "\n" in text else "a control or non-ASCII character"
+                raise ValueError(
+                    f"the value of header {name!r} (after ${{VAR}} expansion) holds {what}, "
+                    "which an HTTP header cannot carry; the value is not shown"
+                )
         return value
 
     @property
+    def written_url(self) -> str:
+        """The url as the config wrote it, ``${VAR}`` unexpanded (the url itself if built directly)."""
+        return self._written_url or self.url
+
+    @property
     def where(self) -> str:
-        """The URL without credentials or query (they may hold secrets), for error messages."""
+        """The URL as written, without credentials, query or fragment (they may hold secrets), for messages."""
+        return f"at {shown_url(self.written_url)}"
+
+    def secrets(self) -> tuple[str, ...]:
+        """What a message or a log line about this server must not show, longest first.
+
+        The expanded url's userinfo, query values (a bare ``?token``: the token) and fragment;
+        what its ``${VAR}``s expanded to, except in its scheme and host (a Zapier-style
+        ``/k/<key>/mcp`` path); the header values (but of ``Accept`` and the like) and their
+        long words; each also percent-encoded, as httpx writes a URL.
+        """
         parts = urlsplit(self.url)
-        shown = urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
-        return f"at {shown}{'?...' if parts.query else ''}"
+        userinfo = parts.netloc.rpartition("@")[0]
+        query = [value or name for name, value in parse_qsl(parts.query, keep_blank_values=True)]
+        query += [value or name for name, _, value in (p.partition("=") for p in parts.query.split("&"))]  # as written
+        found = {userinfo, userinfo.partition(":")[2], *query, parts.fragment, *self._expanded}  # not the user name
+        for name, text in self.headers.items():
+            if name.lower() not in _PUBLIC_HEADERS:
+                found.update((text, *(word for word in text.split() if len(word) >= 8)))  # not "Bearer"
+        pieces = {p for p in found if len(p) >= MIN_SECRET}
+        pieces |= {quote(p, safe=safe) for p in pieces for safe in ("", "!$&'()*+,;=:@/?")}
+        return tuple(sorted(pieces, key=len, reverse=True))
 
 
 class McpHttpServerConfig(_RemoteServerConfig):
@@ -157,13 +217,42 @@ def _entry(name: str, entry: Any) -> McpServerConfig:
             f"MCP server {name!r}: type: transport {kind!r} is not supported; "
             "use \"stdio\" (command + args), \"http\" (Streamable HTTP, url) or \"sse\" (url)"
         )
+    written = entry.get("url")
+    written = written if isinstance(written, str) else None
     try:
-        return _SERVER.validate_python(_expand({**entry, "type": kind or "stdio"}))
+        parsed = _SERVER.validate_python(_expand({**entry, "type": kind or "stdio"}), context={"written_url": written})
     except ValidationError as err:
         first = err.errors()[0]
         loc = first["loc"][1:] if first["loc"][:1] == (kind or "stdio",) else first["loc"]  # drop the union's tag
         where = ".".join(str(p) for p in loc) or "entry"
         raise McpConfigError(f"MCP server {name!r}: {where}: {first['msg']}") from None
+    if isinstance(parsed, _RemoteServerConfig) and written is not None:
+        parsed._written_url = written
+        headers = entry.get("headers") or {}
+        parsed._expanded = (*_url_expansions(written), *(v for h in headers.values() for v in _expansions(str(h))))
+    return parsed
+
+
+def shown_url(url: str) -> str:
+    """``url`` for a message: without userinfo, query and fragment (``?...`` says a query was there)."""
+    parts = urlsplit(url)
+    shown = urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+    return f"{shown}?..." if parts.query else shown
+
+
+def _expansions(text: str, start: int = 0) -> list[str]:
+    """What the ``${VAR}``s of ``text`` from offset ``start`` on expand to from the environment."""
+    return [os.environ[m.group(1)] for m in _VAR.finditer(text, start) if os.environ.get(m.group(1))]
+
+
+def _url_expansions(url: str) -> list[str]:
+    """Expansions beyond the origin (scheme and host, or a leading ``${BASE}``): the path, query, userinfo..."""
+    origin = _ORIGIN.match(url)
+    if origin is None:
+        lead = _VAR.match(url)
+        return _expansions(url, lead.end() if lead else 0)
+    host_start = origin.group().rfind("@") + 1 or len(origin.group().partition("://")[0]) + 3
+    return _expansions(url[:host_start]) + _expansions(url, origin.end())
 
 
 def _expand(value: Any) -> Any:

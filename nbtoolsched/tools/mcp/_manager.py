@@ -6,8 +6,14 @@ closed from any task. A server that cannot be reached, answers an HTTP error or 
 not speak MCP is ``failed``, with an ``error`` sentence saying which server, where and
 what happened; the other servers work. A call that outlives its timeout, or whose
 server dies or drops the connection mid-call, yields an error result for that call;
-the scheduler never hangs on it. Closing the manager stops every server process and
-closes every connection.
+the scheduler never hangs on it. An HTTP error (or an oversized answer) to one call fails
+that call only. Closing the manager stops every server process and closes every
+connection; closing it while a server is starting leaves that server ``closed``.
+
+No message (``error``, a call's error result) quotes raw exception text that may hold the
+url: a remote server is named by ``where`` (its url as written, ``${VAR}`` unexpanded, no
+userinfo, query or fragment), an HTTP error by its status, and the config's secrets are
+redacted from whatever else is said.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ..._tasks import TaskOwner
 from ..._tool._base import ToolOutput
 from ._config import McpServerConfig, McpStdioServerConfig, parse_mcp_config
 from ._tool import McpTool, content_blocks
-from ._transport import HttpStatus, open_transport
+from ._transport import HttpGuard, NotMcpResponse, TooLarge, answered, open_transport, redact
 
 if TYPE_CHECKING:  # the SDK is imported when a server starts: `import nbtoolsched` stays quick without MCP
     from mcp import ClientSession
@@ -55,8 +61,11 @@ class McpServerConnection:
         self._tasks = TaskOwner()  # the connection's task and its calls' tasks; close ends them
         self._task: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[list[dict[str, Any]]] | None = None
-        self._stop = asyncio.Event()
-        self._status = HttpStatus()
+        self._stop = asyncio.Event()  # close() was called
+        self._wake = asyncio.Event()  # the connection's task should look: closed, or its event stream ended
+        self._secrets = config.secrets()
+        self._guard = HttpGuard(config.type, self._secrets)
+        self._guard.on_lost = self._lost
         self._errlog: TextIO | None = (
             tempfile.TemporaryFile(mode="w+", encoding="utf-8") if isinstance(config, McpStdioServerConfig) else None
         )
@@ -64,20 +73,27 @@ class McpServerConnection:
     # -- lifecycle ------------------------------------------------------------------------
     async def start(self) -> None:
         """Connect, initialize, list tools; on failure ``state == "failed"`` with ``error`` set."""
+        if self._stop.is_set():  # closed before it started
+            return
         loop = asyncio.get_running_loop()
         self._ready = loop.create_future()
         self._task = self._tasks.start(self._run(), name=f"mcp-server-{self.name}")
         try:
             listed = await asyncio.wait_for(asyncio.shield(self._ready), self.startup_timeout)
         except asyncio.TimeoutError:
-            self._fail(f"did not finish starting within {self.startup_timeout:g} seconds")
+            if not self._stop.is_set():  # closed while starting is no failure: close() says "closed"
+                self._fail(f"did not finish starting within {self.startup_timeout:g} seconds")
             await self.close()
             return
         except Exception as err:
-            self._fail(f"could not start: {self._why(err)}")
+            if not self._stop.is_set():
+                self._fail(f"could not start: {self._why(err)}")
             await self.close()
             return
+        if self._stop.is_set():
+            return
         self.tools = self._make_tools(listed)
+        self._guard.stream_limit = self._guard.call_limit  # from now on an event may carry a call's result
         self.state = "connected"
 
     def _make_tools(self, listed: list[dict[str, Any]]) -> list[McpTool]:
@@ -87,7 +103,7 @@ class McpServerConnection:
             try:
                 tools.append(McpTool(self, info))
             except Exception as err:
-                self.skipped[str(info.get("name"))] = _describe(err)
+                self.skipped[str(info.get("name"))] = self._describe(err)
         return tools
 
     async def _run(self) -> None:
@@ -95,22 +111,29 @@ class McpServerConnection:
         from mcp import ClientSession
 
         try:
-            async with open_transport(self.config, cwd=self.cwd, errlog=self._errlog, status=self._status) as (read, write):
+            async with open_transport(self.config, cwd=self.cwd, errlog=self._errlog, guard=self._guard) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
                     listed = await _list_tools(session)
                     self._session = session
                     if not self._ready.done():
                         self._ready.set_result(listed)
-                    await self._stop.wait()
+                    await self._wake.wait()
+                    if not self._stop.is_set():
+                        raise ConnectionLost(self._guard.broken or "the server's event stream ended")
         except asyncio.CancelledError:
             self._settle(RuntimeError("startup was cancelled"))
             raise
         except Exception as err:
             if not self._settle(err) and not self._stop.is_set():  # an error while closing is no failure
-                self._fail(f"lost its connection: {_describe(err)}")
+                self._fail(f"lost its connection: {self._describe(err)}")
         finally:
             self._session = None
+
+    def _lost(self) -> None:
+        """The guard found the session dead: a start() waiting fails at once, else the connection's task ends."""
+        if not self._settle(ConnectionLost(self._guard.broken or "the server's event stream ended")):
+            self._wake.set()
 
     def _settle(self, err: Exception) -> bool:
         """Report ``err`` to a waiting ``start``; False when start already finished."""
@@ -128,6 +151,8 @@ class McpServerConnection:
         chance to shut down cleanly first.
         """
         self._stop.set()
+        self._wake.set()
+        self._settle(RuntimeError("closed while starting"))  # a start() waiting returns at once, "closed"
         task, self._task = self._task, None
         if task is not None and not task.done():
             if self._session is None:
@@ -147,7 +172,7 @@ class McpServerConnection:
         session, connection = self._session, self._task
         if session is None or connection is None or self.state != "connected":
             why = self.error or f"MCP server {self.name!r} {'is still starting' if self.state == 'pending' else 'was closed'}."
-            return _error(f"MCP tool {tool} was not called (its server is not connected): {why}")
+            return self._error(f"MCP tool {tool} was not called (its server is not connected): {why}")
         call = self._tasks.start(session.call_tool(tool, arguments, progress_callback=_progress_callback(progress)))
         call.add_done_callback(lambda t: t.cancelled() or t.exception())  # an abandoned call's error is never "unretrieved"
         try:  # the call races its connection: once the connection has ended no answer can come, and
@@ -160,31 +185,67 @@ class McpServerConnection:
             data = call.result().model_dump(mode="json", by_alias=True, exclude_none=True)
             return ToolOutput(data, content=content_blocks(data), is_error=bool(data.get("isError")))
         if self._stop.is_set():
-            return _error(f"MCP tool {tool} on server {self.name!r} got no answer: the server was closed while the call was running.")
+            return self._error(f"MCP tool {tool} on server {self.name!r} got no answer: the server was closed while the call was running.")
         if call.done() and not call.cancelled():
-            return _error(self._failure_text(tool, call.exception() or RuntimeError("no result")))
+            return self._error(self._failure_text(tool, call.exception() or RuntimeError("no result")))
         if connection.done() or call.done():  # the connection ended first, or took the call down with it
-            return _error(f"MCP tool {tool} on server {self.name!r} got no answer: {self.error or 'its connection ended.'}")
-        return _error(
+            return self._error(f"MCP tool {tool} on server {self.name!r} got no answer: {self.error or 'its connection ended.'}")
+        return self._error(
             f"MCP tool {tool} on server {self.name!r} did not answer within {self.call_timeout:g} seconds; "
             "the call was abandoned (the server may still be working on it)."
         )
 
     def _failure_text(self, tool: str, err: BaseException) -> str:
-        text = f"MCP tool {tool} on server {self.name!r} failed: {_describe(err)}"
-        if "closed" in str(err).lower():
-            self._fail("lost its connection: the connection closed (the server probably exited)")
-            text += ". The server's connection is closed, so its tools cannot be used until it is restarted."
+        leaf = _leaf(err)
+        if str(leaf) in self._guard.phrases:  # an HTTP error or an oversized answer to this call: the server is fine
+            return f"MCP tool {tool} on server {self.name!r} failed: {leaf}."
+        text = f"MCP tool {tool} on server {self.name!r} failed: {self._guard.broken or self._describe(leaf)}"
+        if "closed" in str(leaf).lower() or type(leaf).__name__ in ("ClosedResourceError", "BrokenResourceError"):
+            # the SDK's session has ended (it answers every pending request "Connection closed"): no call can work now
+            why = self._guard.broken or f"the SDK's session with the server has ended ({self._describe(leaf)}; the server probably exited)"
+            self._fail(f"lost its connection: {why}")
+            text = f"MCP tool {tool} on server {self.name!r} failed: {why}. The server's connection is closed, so its tools cannot be used until it is restarted."
         tail = self.stderr_tail()
         return f"{text}\nServer stderr (last lines):\n{tail}" if tail else text
 
     def _fail(self, why: str) -> None:
         self.state = "failed"
-        self.error = f"MCP server {self.name!r} {self.config.where} {why.rstrip('.')}."
+        self.error = redact(f"MCP server {self.name!r} {self.config.where} {why.rstrip('.')}.", self._secrets)
+
+    def _error(self, text: str) -> ToolOutput:
+        return _error(redact(text, self._secrets))
 
     def _why(self, err: BaseException) -> str:
-        """What went wrong, in the words that say most: the HTTP status a remote server answered, if any."""
-        return f"the server answered {self._status.error}" if self._status.error else _describe(err)
+        """What went wrong, in the words that say most.
+
+        The guard's own words when it ended the event stream or made up the error; else the
+        server's own JSON-RPC error; else the HTTP status a request that matters got, if any.
+        """
+        leaf = _leaf(err)
+        if self._guard.broken:
+            return self._guard.broken
+        if str(leaf) in self._guard.phrases:
+            return str(leaf)
+        if type(leaf).__name__ in ("McpError", "MCPError") and str(leaf) != "Connection closed":
+            return self._describe(leaf)
+        return self._guard.error or self._describe(leaf)
+
+    def _describe(self, err: BaseException) -> str:
+        """An exception in words that never quote the url: an HTTP error by its status, secrets redacted."""
+        leaf = _leaf(err)
+        response = getattr(leaf, "response", None)
+        if type(leaf).__name__ == "HTTPStatusError" and response is not None:  # its text holds the whole url
+            code, reason = response.status_code, response.reason_phrase
+            if 300 <= code < 400:
+                first = str(leaf).partition("\n")[0]  # the SDK names a redirect's location without its query
+                text = first if first.startswith("Redirect to ") else f"{answered(code, reason)} (a redirect that is not followed)"
+            else:
+                text = answered(code, reason)
+        elif isinstance(leaf, (TooLarge, NotMcpResponse, ConnectionLost)):
+            text = str(leaf)
+        else:
+            text = _describe(leaf)
+        return redact(text, self._secrets)
 
     def stderr_tail(self, limit: int = STDERR_TAIL) -> str:
         """The end of what a stdio server wrote to stderr (useful when it crashed)."""
@@ -301,10 +362,20 @@ def _progress_callback(progress: Callable[[Any], None] | None) -> Any:
     return report
 
 
-def _describe(err: BaseException) -> str:
+class ConnectionLost(Exception):
+    """The connection ended by itself (an HTTP+SSE event stream closed, or was refused for its size)."""
+
+
+def _leaf(err: BaseException) -> BaseException:
     """The first real error inside (possibly nested) exception groups."""
     while isinstance(err, BaseExceptionGroup) and err.exceptions:
         err = err.exceptions[0]
+    return err
+
+
+def _describe(err: BaseException) -> str:
+    """``Type: text`` of the first real error (not redacted: the connection's ``_describe`` is)."""
+    err = _leaf(err)
     text = str(err)
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
 

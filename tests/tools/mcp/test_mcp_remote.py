@@ -10,6 +10,7 @@ dies mid-call gives error results, never a hang; closing leaves nothing behind.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 import subprocess
@@ -24,6 +25,7 @@ import pytest
 
 import nbtoolsched as nts
 from nbtoolsched.tools import default_registry
+from nbtoolsched.tools.mcp import _transport
 from nbtoolsched.tools.mcp._manager import McpManager, connect_mcp_servers
 
 pytestmark = pytest.mark.timeout(60)
@@ -31,6 +33,7 @@ pytestmark = pytest.mark.timeout(60)
 SERVER = str(Path(__file__).with_name("remote_server.py"))
 PATHS = {"http": "/mcp", "sse": "/sse"}  # where each transport's endpoint is
 READY_WITHIN = 15.0
+SECRET = "sk-test-SECRET-4711"
 
 
 def free_port() -> int:
@@ -141,7 +144,7 @@ async def test_a_remote_server_runs_calls_with_its_expanded_headers(
     async with connect_mcp_servers(config, call_timeout=10) as manager:
         assert manager.errors == {}
         tools = {tool.name: tool for tool in manager.tools}
-        assert set(tools) == {"mcp__remote__echo", "mcp__remote__header", "mcp__remote__slow", "mcp__remote__die"}
+        assert set(tools) == {f"mcp__remote__{name}" for name in ("echo", "header", "slow", "die", "big", "http_error")}
         sched = scheduler(manager, tmp_path)
         blocks = [
             call("e", "echo", text=f"over {kind}"),
@@ -254,6 +257,158 @@ async def test_a_server_that_dies_mid_call_gives_error_results_not_a_hang(kind: 
         assert f"MCP server 'remote' at {dying.url()} lost its connection" in (manager.servers["remote"].error or "")
         [later] = await sched.run([call("e2", "echo", text="still?")])
     assert later.is_error and "not connected" in later.text
+
+
+@pytest.mark.parametrize("kind", ["http", "sse"])
+async def test_an_http_error_on_one_call_fails_that_call_at_once_without_the_urls_secret(
+    kind: str, servers: dict[str, Served], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 500 (an HTML page) on one tools/call: that call says so at once; the server stays connected.
+
+    The url's query and the headers hold a secret: it is in no result, no error and no log record
+    (httpx logs every request's url at INFO).
+    """
+    monkeypatch.setenv("NTS_TEST_MCP_SECRET", SECRET)
+    caplog.set_level(logging.DEBUG)
+    url = servers[kind].url() + "?key=${NTS_TEST_MCP_SECRET}"
+    config = {"remote": remote(kind, url, headers={"Authorization": "Bearer ${NTS_TEST_MCP_SECRET}"})}
+    async with connect_mcp_servers(config, call_timeout=10) as manager:
+        assert manager.errors == {}
+        sched = scheduler(manager, tmp_path)
+        started = time.monotonic()
+        [failed] = await sched.run([call("x", "http_error", status=500)])
+        assert time.monotonic() - started < 3, "the status is known at once: the call must not wait for its timeout"
+        assert failed.is_error
+        assert failed.text == "MCP tool http_error on server 'remote' failed: the server answered HTTP 500 Internal Server Error."
+        server = manager.servers["remote"]
+        assert (server.state, server.error) == ("connected", None)
+        [bad_gateway, after] = await sched.run([call("y", "http_error", status=502), call("e", "echo", text="still here")])
+        assert "the server answered HTTP 502 Bad Gateway" in bad_gateway.text
+        assert not after.is_error and after.text == "still here"
+        assert server.config.where == f"at {servers[kind].url()}?..."
+    said = [failed.text, bad_gateway.text, caplog.text, *(r.getMessage() for r in caplog.records)]
+    assert not [text for text in said if SECRET in text]
+    assert any("HTTP Request: POST" in r.getMessage() for r in caplog.records), "httpx logged its requests (redacted)"
+
+
+@pytest.mark.parametrize("kind", ["http", "sse"])
+async def test_httpx_and_the_sdk_log_the_url_with_its_secrets_redacted(
+    kind: str, servers: dict[str, Served], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("NTS_TEST_MCP_SECRET", SECRET)
+    caplog.set_level(logging.DEBUG)
+    config = {"remote": remote(kind, servers[kind].url() + "?key=${NTS_TEST_MCP_SECRET}")}
+    async with connect_mcp_servers(config, call_timeout=10) as manager:
+        assert manager.errors == {}
+        assert (await manager.servers["remote"].call_tool("echo", {"text": "hi"})).content[0].text == "hi"
+    requests = "\n".join(r.getMessage() for r in caplog.records if r.name in ("httpx", "httpx2") and r.levelno == logging.INFO)
+    first = "GET" if kind == "sse" else "POST"  # HTTP+SSE posts to the endpoint its stream names, without the query
+    assert f"HTTP Request: {first} {servers[kind].url()}?key=*** " in requests, requests
+    assert not [r.getMessage() for r in caplog.records if SECRET in r.getMessage()]
+    assert SECRET not in caplog.text  # tracebacks too
+
+
+async def test_a_json_rpc_error_from_tools_list_is_the_startup_error_not_the_get_streams_405(serve: type[Served]) -> None:
+    served = serve("http-list-error")  # its optional GET stream answers 405, as the spec allows
+    async with connect_mcp_servers({"listless": remote("http", served.url())}, startup_timeout=8) as manager:
+        error = manager.errors["listless"]
+    assert error.startswith(f"MCP server 'listless' at {served.url()} could not start: "), error
+    assert "tool registry database is down" in error and "405" not in error, error
+
+
+@pytest.mark.parametrize(
+    ("kind", "mode", "said"),
+    [
+        ("http", "endless-json", "could not start: the server's answer to initialize was larger than 4 MB and was refused."),
+        ("http", "endless-events", "could not start: the server's answer to initialize was larger than 4 MB and was refused."),
+        ("sse", "sse-endless", "could not start: the server sent an event larger than 4 MB on its event stream, which was refused."),
+    ],
+)
+async def test_an_answer_that_never_ends_fails_startup_at_once(kind: str, mode: str, said: str, serve: type[Served]) -> None:
+    endless = serve(mode)
+    url = endless.url("sse" if kind == "sse" else "http")
+    started = time.monotonic()
+    async with connect_mcp_servers({"endless": remote(kind, url)}, startup_timeout=8) as manager:
+        assert time.monotonic() - started < 5, "reading stops at the limit, long before the startup timeout"
+        assert manager.errors == {"endless": f"MCP server 'endless' at {url} {said}"}
+
+
+@pytest.mark.parametrize("kind", ["http", "sse"])
+async def test_a_call_result_over_the_limit_is_refused(
+    kind: str, serve: type[Served], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Streamable HTTP fails that call only; on HTTP+SSE the oversized event ends the stream, so the connection."""
+    monkeypatch.setattr(_transport, "CALL_LIMIT", 1 << 20)  # 1 MB instead of 32: the same code, quicker
+    served = serve(kind)
+    async with connect_mcp_servers({"remote": remote(kind, served.url())}, call_timeout=10) as manager:
+        sched = scheduler(manager, tmp_path)
+        [fits] = await sched.run([call("f", "big", size=300_000)])
+        assert not fits.is_error, fits.text
+        started = time.monotonic()
+        [refused] = await sched.run([call("r", "big", size=1_500_000)])
+        assert time.monotonic() - started < 3
+        assert refused.is_error and "larger than 1 MB" in refused.text, refused.text
+        server = manager.servers["remote"]
+        if kind == "http":
+            assert refused.text == "MCP tool big on server 'remote' failed: the server's answer to tools/call was larger than 1 MB and was refused."
+            assert server.state == "connected"
+            [after] = await sched.run([call("e", "echo", text="after")])
+            assert after.text == "after"
+        else:
+            assert server.state == "failed"
+            assert server.error == (
+                f"MCP server 'remote' at {served.url()} lost its connection: "
+                "the server sent an event larger than 1 MB on its event stream, which was refused."
+            )
+
+
+async def test_a_body_cut_short_fails_startup_at_once_and_stderr_stays_clean(serve: type[Served]) -> None:
+    """Run in a child process: the SDK's own error log must not reach stderr when nobody set up logging."""
+    served = serve("truncated")
+    script = (
+        "import asyncio, sys, time\n"
+        "from nbtoolsched.tools import connect_mcp_servers\n"
+        "async def main():\n"
+        "    started = time.monotonic()\n"
+        "    async with connect_mcp_servers({'cut': {'type': 'http', 'url': sys.argv[1]}}, startup_timeout=8) as m:\n"
+        "        print(round(time.monotonic() - started, 1), m.errors['cut'])\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, served.url()], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    took, _, error = done.stdout.strip().partition(" ")
+    assert float(took) < 5, "a body shorter than its Content-Length is known at once"
+    assert error.startswith(
+        f"MCP server 'cut' at {served.url()} could not start: the server's answer to initialize broke off before its end ("
+    ), error
+    assert done.stderr == ""
+
+
+async def test_closing_a_manager_while_a_server_starts_leaves_it_closed_not_failed(serve: type[Served]) -> None:
+    silent = serve("silent")
+    for connected_first in (False, True):
+        sockets = socket_fds()
+        manager = connect_mcp_servers({"s": remote("http", silent.url())}, startup_timeout=8)
+        starting = asyncio.ensure_future(manager.start())
+        deadline = time.monotonic() + 5
+        while connected_first and not socket_fds() - sockets:  # the server has the request and never answers
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.01)
+        started = time.monotonic()
+        await manager.aclose()
+        await asyncio.wait_for(starting, 5)
+        assert time.monotonic() - started < 3, "start() returns when the manager closes, not at its startup timeout"
+        assert (manager.servers["s"].state, manager.servers["s"].error, manager.errors) == ("closed", None, {})
+
+
+async def test_errors_show_the_url_as_written_never_what_its_variables_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NTS_TEST_MCP_SECRET", SECRET)
+    down = free_port()  # nothing listens there
+    written = f"http://127.0.0.1:{down}/k/${{NTS_TEST_MCP_SECRET}}/mcp"
+    async with connect_mcp_servers({"zap": remote("http", written)}, startup_timeout=8) as manager:
+        error = manager.errors["zap"]
+    assert error.startswith(f"MCP server 'zap' at {written} could not start: ConnectError"), error
+    assert SECRET not in error
 
 
 # -- closing ------------------------------------------------------------------------------------

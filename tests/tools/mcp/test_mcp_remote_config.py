@@ -67,6 +67,74 @@ def test_bad_remote_entries_name_the_server_and_the_field(entry: dict[str, Any],
     assert said in str(err.value)
 
 
+SECRET = "sk-test-SECRET-4711"
+
+
+@pytest.mark.parametrize(
+    ("headers", "said"),
+    [
+        ({"Authorization": "Bearer ${NTS_TEST_SECRET}\r\nX-Injected: 1"}, "header 'Authorization' (after ${VAR} expansion) holds a line break (CR or LF)"),
+        ({"Authorization": "Bearer ${NTS_TEST_SECRET}\n"}, "header 'Authorization' (after ${VAR} expansion) holds a line break (CR or LF)"),
+        ({"X-Key": "${NTS_TEST_BROKEN}"}, "header 'X-Key' (after ${VAR} expansion) holds a line break (CR or LF)"),
+        ({"X-Key": "${NTS_TEST_SECRET}\x00"}, "header 'X-Key' (after ${VAR} expansion) holds a control or non-ASCII character"),
+        ({"X-Key": "caf\u00e9-${NTS_TEST_SECRET}"}, "header 'X-Key' (after ${VAR} expansion) holds a control or non-ASCII character"),
+        ({"Bad Name": "v"}, "'Bad Name' is not a valid HTTP header name"),
+    ],
+)
+def test_a_header_that_http_cannot_carry_is_refused_without_showing_its_value(
+    headers: dict[str, str], said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NTS_TEST_SECRET", SECRET)
+    monkeypatch.setenv("NTS_TEST_BROKEN", f"{SECRET}\r\nX-Injected: 1")  # the line break comes from the variable
+    for kind in ("http", "sse"):
+        with pytest.raises(McpConfigError) as err:
+            parse_mcp_config({"api": {"type": kind, "url": "https://example.com/mcp", "headers": headers}})
+        message = str(err.value)
+        assert message.startswith("MCP server 'api': headers: ") and said in message, message
+        assert SECRET not in message and "Injected" not in message
+
+
+def test_sendable_headers_are_kept() -> None:
+    headers = {"Authorization": "Bearer abc\tdef", "X-Api-Key": "k=1; v=2 ~!@#$%^&*()"}
+    [entry] = parse_mcp_config({"s": {"type": "http", "url": "https://example.com/mcp", "headers": headers}}).values()
+    assert isinstance(entry, McpHttpServerConfig) and entry.headers == headers
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("ftp://u:${NTS_TEST_SECRET}@h/mcp", "url: Value error, must be an http:// or https:// URL, got 'ftp://h/mcp'"),
+        ("http:///mcp?key=${NTS_TEST_SECRET}", "url: Value error, must be an http:// or https:// URL, got 'http:///mcp?...'"),
+        ("https://h/k/${NTS_TEST_SECRET}/mcp\n", "url: Value error, 'https://h/k/${NTS_TEST_SECRET}/mcp' holds a control character"),
+        ("https://h/k/${NTS_TEST_BROKEN}/mcp", "url: Value error, 'https://h/k/${NTS_TEST_BROKEN}/mcp' holds a control character"),
+    ],
+)
+def test_a_bad_url_is_quoted_as_written_never_expanded(url: str, said: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NTS_TEST_SECRET", SECRET)
+    monkeypatch.setenv("NTS_TEST_BROKEN", f"{SECRET}\n")
+    with pytest.raises(McpConfigError) as err:
+        parse_mcp_config({"s": {"type": "http", "url": url}})
+    assert f"MCP server 's': {said}" in str(err.value), str(err.value)
+    assert SECRET not in str(err.value)
+
+
+def test_where_is_the_url_as_written_and_secrets_name_what_it_must_not_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NTS_TEST_SECRET", SECRET)
+    monkeypatch.setenv("NTS_TEST_HOST", "mcp.example.com")
+    written = "https://user:${NTS_TEST_SECRET}@${NTS_TEST_HOST}/k/${NTS_TEST_SECRET}/mcp?key=${NTS_TEST_SECRET}#f-${NTS_TEST_SECRET}"
+    [entry] = parse_mcp_config({"zap": {"type": "http", "url": written, "headers": {"X-Api-Key": "literal-key-123"}}}).values()
+    assert isinstance(entry, McpHttpServerConfig)
+    assert entry.url == f"https://user:{SECRET}@mcp.example.com/k/{SECRET}/mcp?key={SECRET}#f-{SECRET}"
+    assert entry.written_url == written
+    assert entry.where == "at https://${NTS_TEST_HOST}/k/${NTS_TEST_SECRET}/mcp?..."
+    secrets = entry.secrets()
+    assert {SECRET, f"user:{SECRET}", f"f-{SECRET}", "literal-key-123"} <= set(secrets)
+    assert "mcp.example.com" not in secrets and "user" not in secrets  # the host and the user name are no secret
+    assert list(secrets) == sorted(secrets, key=len, reverse=True)  # longest first, so redacting is whole
+    built = McpHttpServerConfig(type="http", url="https://h/mcp?token=abcdef123")  # not from a config file
+    assert built.written_url == built.url and built.where == "at https://h/mcp?..." and "abcdef123" in built.secrets()
+
+
 def test_an_entry_with_a_command_and_a_url_but_no_type_is_stdio() -> None:
     """Claude Code's stdio schema leaves ``type`` optional, so ``command`` decides; the url is ignored."""
     [entry] = parse_mcp_config({"s": {"command": "srv", "url": "https://example.com/mcp"}}).values()
