@@ -118,6 +118,9 @@ ALLOWED_ANY = {
     # Options handed unchanged to another library.
     "nbtoolsched.AnthropicModel": "**request: the Anthropic SDK's messages.stream keywords",
     "nbtoolsched.OpenAIModel": "**request: the OpenAI SDK's chat.completions.create keywords",
+    # Pydantic's own hook, generated for a private attribute (the URL as the config wrote it).
+    "nbtoolsched.tools.McpHttpServerConfig.model_post_init": "context: pydantic's validation context",
+    "nbtoolsched.tools.McpSseServerConfig.model_post_init": "context: pydantic's validation context",
     "nbtoolsched.scale.RayEngine": "**init_options: ray.init's keywords",
     # The constructor's keywords, the approver among them: typed with the approver
     # (permissions/ is being reorganized in the same issue).

@@ -109,7 +109,14 @@ class AskPerson(RuleOrder):
         """PermissionRequest hooks, then the approver; an input either of them changes is
         checked again before it may run (``_recheck``)."""
         tool = request.tool
-        choices = await self._choices(request, decision, mode)
+        # A run's approver was resolved (and wrapped) once when the run started; a call
+        # judged outside any run resolves the gate's own the same way.
+        approver = request.approver if request.approver is not None else resolve_approver(self.approver)
+        # The rules to offer cost a walk of the call's checks per candidate: worked out only
+        # for someone who may use them (a PermissionRequest hook, an approver that does not
+        # say ``wants_rule_choices = False``, as a replay's simulated person may).
+        offer = self._runner(request, "permission_request") is not None or getattr(approver, "wants_rule_choices", True)
+        choices = await self._choices(request, decision, mode) if offer else RuleChoices()
         hooked = await self._permission_request(request, choices.suggested)
         changed: dict[str, Any] | None = None  # the input a hook or the approver put in place
         if hooked is not None:
@@ -127,14 +134,11 @@ class AskPerson(RuleOrder):
             # A rule asks about the hook's input: a person judges that input (Claude Code's
             # answer to a PreToolUse hook's allow that an ask rule objects to).
             decision, changed = checked, request.input
-        # A run's approver was resolved (and wrapped) once when the run started; a call
-        # judged outside any run resolves the gate's own the same way.
-        approver = request.approver if request.approver is not None else resolve_approver(self.approver)
         shown: set[str] = set()
         for _ in range(_MAX_REASKS + 1):
             message = decision.message or _ask_text(tool)
             shown.add(message)
-            if changed is not None:  # rules to save for the input being approved, not the one it replaced
+            if changed is not None and offer:  # rules to save for the input being approved, not the one it replaced
                 choices = await self._choices(request, decision, mode)
             asked = ApprovalRequest(request.tool_use_id, tool.name, dict(request.input), message, choices.suggested, choices.alternatives)
             self._waiting[request.tool_use_id] = (request, mode, approver)

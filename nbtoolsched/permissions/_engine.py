@@ -47,7 +47,7 @@ from ._modes import AUTO_SAFE_TOOLS, MODE_TITLES, Mode, check_mode
 from ._problems import LoadProblem
 from ._rules import Behavior, PermissionRule, RuleSet, make_rule, rules_from
 from ..sandbox._settings import SandboxSettings
-from ..shell import default_split
+from ..shell import default_split, lexical_paths
 from ._sandbox import settings_from_python, with_rules
 from ._settings import load_settings
 
@@ -78,7 +78,7 @@ class Permissions(AskPerson):
         sandbox: SandboxSettings | Mapping[str, Any] | None = None,
     ) -> None:
         self._mode: Mode = check_mode(mode)
-        self.cwd = str(Path(cwd or os.getcwd()).resolve())
+        self.cwd = lexical_paths.realpath(os.fspath(cwd or os.getcwd()))  # resolved, but as written in a replay
         self.rules = RuleSet()
         for rule in rules:
             self.rules.add(rule)
@@ -190,16 +190,22 @@ class Permissions(AskPerson):
 
     # -- the gate ------------------------------------------------------------------------------
     async def decide(self, request: PermissionRequest) -> Decision:
+        return (await self.decide_with_cause(request))[1]
+
+    async def decide_with_cause(self, request: PermissionRequest) -> tuple[Decision, Decision]:
+        """``decide``, and the decision of the rule order that led to it: (rules, final),
+        the same object unless an ask was settled (by the mode, the classifier, a
+        PermissionRequest hook or a person). A replay reads both from one judgement."""
         mode = check_mode(request.mode) if request.mode else self._mode  # a run may override the mode
         decision = self._remembered(request.tool, request.hook_decision, mode)  # no await for the common case
         if decision is None:
             decision = await self._evaluate(request.tool, request.input, request.parsed, request.ctx, request.hook_decision, mode)
         if decision.behavior == "allow":
             self.denials.record_allow()
-            return decision
+            return decision, decision
         if decision.behavior == "deny":
-            return decision
-        return await self._settle_ask(request, decision, mode)
+            return decision, decision
+        return decision, await self._settle_ask(request, decision, mode)
 
     async def _settle_ask(self, request: PermissionRequest, decision: Decision, mode: Mode) -> Decision:
         tool = request.tool
@@ -242,15 +248,16 @@ class Permissions(AskPerson):
     # -- explaining (everything before asking) ------------------------------------------------
     async def evaluate(
         self, tool: Tool, input: dict[str, Any], parsed: BaseModel | dict[str, Any] | None = None,
-        ctx: ToolContext | None = None, hook_decision: Decision | None = None,
+        ctx: ToolContext | None = None, hook_decision: Decision | None = None, *, explain: bool = True,
     ) -> Explanation:
         """The decision before any approver or classifier is consulted, with its steps
-        (``parsed``: the tool's input model, parsed from ``input`` when not given)."""
+        (``parsed``: the tool's input model, parsed from ``input`` when not given;
+        ``explain=False`` leaves the steps out, for a caller that only needs the decision)."""
         ctx = ctx or ToolContext(self.cwd, permission_context=self)
-        steps: list[str] = []
+        steps: list[str] | None = [] if explain else None
         parsed = parsed if parsed is not None else _parse(tool, input)
         decision = await self._evaluate(tool, input, parsed, ctx, hook_decision, None, steps)
-        return Explanation(tool.name, decision.behavior, decision, steps)
+        return Explanation(tool.name, decision.behavior, decision, steps if steps is not None else [])
 
     def explain(
         self, tool_name: str | Tool, input: dict[str, Any], *, cwd: str | None = None, hook_decision: Decision | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..sandbox._mounts import expand, linked_file
+from ..shell import lexical_paths
 from ._rules import PermissionRule
 from ._sandbox import RulePaths
 
@@ -35,7 +36,10 @@ def _inodes(rules: Iterable[PermissionRule], cwd: str, home: str, working_dirs: 
 def linked_rule(path: str, rules: list[PermissionRule], cwd: str, home: str,
                 working_dirs: tuple[str, ...]) -> PermissionRule | None:
     """The rule that protects another name of the file at ``path`` (followed as the tool
-    opens it), or None (also when it has one name only: the common case, one stat)."""
+    opens it), or None (also when it has one name only: the common case, one stat; and
+    when paths are judged as written, ``lexical_paths``: a replay knows no hard link)."""
+    if lexical_paths.active:
+        return None
     key = linked_file(path, follow=True)
     if key is None or not rules:
         return None

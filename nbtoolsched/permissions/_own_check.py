@@ -24,6 +24,7 @@ from ._checks import CallFacts, is_immune_ask, read_only_in, shell_field, tool_k
 from ._modes import Mode
 from ._rules import RuleSet
 from ..sandbox._mounts import masks_coverage
+from ..shell import lexical_paths
 
 if TYPE_CHECKING:
     from ..sandbox._settings import SandboxSettings
@@ -56,7 +57,9 @@ class OwnCheck:
         if not isinstance(command, str):
             return
         settings = self.sandbox
-        await settings.probe()  # the first probe starts a process: not on the loop
+        replaying = lexical_paths.active  # a replay: not this machine's sandbox (shell._lexical)
+        if not replaying:
+            await settings.probe()  # the first probe starts a process: not on the loop
         read_only = read_only_in(facts.tool, facts.parsed, facts.cwd)
         facts.placement = settings.placement(read_only=read_only, excluded=settings.excludes(facts.shell_line(), tuple(self.working_dirs)),
                                              disable_requested=facts.input.get("dangerouslyDisableSandbox") is True)
@@ -66,7 +69,9 @@ class OwnCheck:
         # git's objects hold copies of protected files that no mask covers: such a line is
         # still judged by the Read rules.
         facts.masked_reads = facts.masked_everywhere = not facts.shell_line().shows_history
-        if facts.masked_reads and settings.deny_read:
+        if facts.masked_reads and settings.deny_read and replaying:
+            facts.masked_reads = facts.masked_everywhere = False  # what the masks would cover cannot be listed
+        elif facts.masked_reads and settings.deny_read:
             policy = settings.policy(facts.placement.sandbox, writable=tuple(self.working_dirs), tmp_dir=None)
             facts.masked_reads, facts.masked_everywhere = await asyncio.to_thread(masks_coverage, policy, facts.cwd)
 

@@ -386,6 +386,17 @@ class RuleSet:
         self._content.clear()
         self.decisions.clear()
 
+    def copy(self) -> "RuleSet":
+        """The same rules, indexes and remembered decisions, in a set of its own (a rule
+        added to one is not in the other): one per session from a policy's rules."""
+        other = RuleSet()
+        other._rules = list(self._rules)
+        other._by_behavior = {b: list(rules) for b, rules in self._by_behavior.items()}
+        other._tool_wide = dict(self._tool_wide)
+        other._content = dict(self._content)  # lists built once and only replaced, never changed
+        other.decisions = dict(self.decisions)
+        return other
+
     def of(self, behavior: Behavior) -> list[PermissionRule]:
         return list(self._by_behavior[behavior])
 

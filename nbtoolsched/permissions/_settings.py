@@ -35,6 +35,7 @@ from ._hooks import Hooks
 from ._modes import Mode, check_mode
 from ._problems import LoadProblem, issue_warnings
 from ..sandbox._settings import SandboxSettings
+from ..shell import lexical_paths
 from ._rules import PermissionRule, rules_from_settings
 from ._sandbox import read_sandbox_block
 
@@ -175,7 +176,7 @@ def apply_settings(
 
     A transcript replay reads the files once and ships their contents to every worker
     (a cluster node need not have them); each session applies them to its own cwd."""
-    project = str(Path(cwd).resolve())
+    project = lexical_paths.realpath(os.fspath(cwd))  # resolved, but as written in a replay
     loaded = LoadedSettings(hooks=Hooks(project_dir=project, strict=strict_hooks))
     blocks: list[tuple[SettingsFile, Any]] = []
     for spec, data in files:

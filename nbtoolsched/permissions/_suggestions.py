@@ -26,7 +26,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from ..shell import LineFacts, line_facts
+from ..shell import LineFacts, lexical_paths, line_facts
 from .._tool._base import Tool
 from ._checks import shell_field
 from ._rules import escape_rule_content, parse_rule
@@ -174,7 +174,7 @@ def edit_path_rule(path: str, cwd: str, root: str) -> str | None:
     folder, name = os.path.split(path)
     if not name:
         return None
-    if folder == cwd and os.path.realpath(cwd) == os.path.realpath(root):
+    if folder == cwd and lexical_paths.realpath(cwd) == lexical_paths.realpath(root):
         content = "/" + _glob_escape(name)
     elif folder.startswith(cwd.rstrip(os.sep) + os.sep):
         content = _relative(path, cwd)

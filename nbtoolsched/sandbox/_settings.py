@@ -24,7 +24,7 @@ from typing import Literal
 
 from .._errors import ConfigurationError
 from ._policy import MODEL_SECRETS, NetworkPolicy, PathSet, SandboxKind, SandboxPolicy
-from ..shell import LineFacts
+from ..shell import LineFacts, lexical_paths
 from ._probe import Availability, availability, known_availability, switch, warn_once
 
 __all__ = ["SandboxSettings", "Placement", "FIX_HINT"]
@@ -93,6 +93,8 @@ class SandboxSettings:
                 return False
             if not any(tuple(words[: len(p)]) == p for p in prefixes):
                 return False
+            if lexical_paths.active:  # a replay: PATH is the session machine's, so the name is as written
+                continue
             found = shutil.which(words[0])
             if found is None or any(_inside(os.path.realpath(found), os.path.realpath(w)) for w in writable):
                 return False
@@ -119,8 +121,10 @@ class SandboxSettings:
     def placement(self, *, read_only: bool, excluded: bool, disable_requested: bool) -> Placement:
         """Where a command runs (see the module doc). ``read_only``: the analysis judged it
         read-only; ``excluded``: it matches ``excludedCommands``; ``disable_requested``: its
-        input says ``dangerouslyDisableSandbox`` (honoured only when allowed, and asked for)."""
-        mode = switch()
+        input says ``dangerouslyDisableSandbox`` (honoured only when allowed, and asked for).
+        Judging paths as written (``lexical_paths``, a replay), this machine is not where the
+        command ran: NBTOOLSCHED_SANDBOX is not read, and the sandbox is taken to start."""
+        mode = "on" if lexical_paths.active else switch()
         if mode == "off":
             return Placement(None, "NBTOOLSCHED_SANDBOX=off")
         wanted: Literal["read-only", "write"] | None
@@ -134,7 +138,7 @@ class SandboxSettings:
             return Placement(None, "sandbox.enabled is false")
         else:
             wanted = "write"
-        found = self.available()
+        found = Availability(True) if lexical_paths.active else self.available()
         ignored = ("dangerouslyDisableSandbox was ignored: sandbox.allowUnsandboxedCommands is false"
                    if disable_requested and not self.allow_unsandboxed else None)
         if found.ok:

@@ -10,6 +10,22 @@ all with the answer's ``message.id``) is one turn, its tool_use blocks in order;
 What cannot be used is reported, one reason each, never raised: lines the reader
 skipped, sidechain (subagent) entries left out, calls without a result, results for
 calls the file never shows, repeated tool_use ids, timestamps that cannot be read.
+
+What the file says about the person and about time is kept with each call, for the
+replay's time estimates (``_replay``):
+
+* the permission mode in force (``permissionMode``, which Claude Code writes on its user
+  entries since about 2.1.20; None before), and the session's plan names (``slug``: its
+  plan file is ``~/.claude/plans/<slug>.md``, which Claude Code lets it write unasked);
+* ``stopped``: its result is Claude Code's rejection (the tool_result text "The user
+  doesn't want to proceed with this tool use...", ``toolUseResult`` "User rejected tool
+  use", ``toolDenialKind`` "user-rejected", or the subagent's "Permission for this tool use
+  was denied"). Claude Code writes the same result when the person rejects the prompt and
+  when they interrupt a running tool (reference §1.7), so it means one or the other;
+* ``edited``: the person changed the edit in the prompt (``toolUseResult.userModified``);
+* ``self_timed``: the tool's own measure of its run, which no prompt is part of
+  (``toolUseResult.durationMs`` of Glob, Grep and WebFetch, ``totalDurationMs`` of
+  Task/Agent, ``durationSeconds`` of WebSearch).
 """
 
 from __future__ import annotations
@@ -38,6 +54,10 @@ class RecordedCall:
     is_error: bool | None = None
     result: Any = None  # the tool_result's content
     sidechain: bool = False
+    mode: str | None = None  # the permission mode the file says was in force (None: it does not say)
+    stopped: bool = False  # rejected at the prompt, or interrupted (Claude Code writes the same result)
+    edited: bool = False  # the person changed the edit in the prompt (userModified)
+    self_timed: float | None = None  # seconds the tool measured itself (no prompt in it)
 
     @property
     def answered(self) -> bool:
@@ -52,6 +72,7 @@ class RecordedSession:
     cwd: str | None
     turns: list[list[RecordedCall]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    slugs: set[str] = field(default_factory=set)  # the session's plan names (``slug``: its plan file is plans/<slug>.md)
 
     @property
     def calls(self) -> list[RecordedCall]:
@@ -77,6 +98,31 @@ def result_text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+# Claude Code's results for a call the person refused or stopped (reference §1.7).
+_STOPPED_TEXTS = ("The user doesn't want to proceed with this tool use", "Permission for this tool use was denied")
+_STOPPED_RESULT = "User rejected tool use"
+# toolUseResult fields in which a tool reports how long it ran: (name, seconds per unit).
+_SELF_TIMED = (("durationMs", 0.001), ("totalDurationMs", 0.001), ("durationSeconds", 1.0))
+
+
+def _stopped(block: dict[str, Any], meta: Any, entry_data: dict[str, Any]) -> bool:
+    if meta == _STOPPED_RESULT or entry_data.get("toolDenialKind") == "user-rejected":
+        return True
+    if not block.get("is_error"):
+        return False
+    return result_text(block.get("content")).lstrip().startswith(_STOPPED_TEXTS)
+
+
+def _self_timed(meta: Any) -> float | None:
+    if not isinstance(meta, dict):
+        return None
+    for key, unit in _SELF_TIMED:
+        value = meta.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            return float(value) * unit
+    return None
+
+
 def recorded_session(transcript: Transcript, *, include_sidechains: bool = False) -> RecordedSession:
     """Every tool call of the file, in order, grouped into the answers that made them."""
     out = RecordedSession(transcript.session_id, transcript.cwd)
@@ -86,7 +132,14 @@ def recorded_session(transcript: Transcript, *, include_sidechains: bool = False
     skipped: Counter[str] = Counter()
     orphans: list[str] = []
     bad_times = 0
+    mode: str | None = None
     for entry in transcript.entries:
+        recorded_mode = entry.data.get("permissionMode")
+        if isinstance(recorded_mode, str) and not entry.is_sidechain:
+            mode = recorded_mode
+        slug = entry.data.get("slug")
+        if isinstance(slug, str) and slug:
+            out.slugs.add(slug)
         if entry.type not in ("assistant", "user"):
             continue
         message = entry.message
@@ -115,10 +168,12 @@ def recorded_session(transcript: Transcript, *, include_sidechains: bool = False
                 turn = turns.get(key)
                 if turn is None:
                     turn = turns[key] = []
-                call = RecordedCall(tool_use_id, name, block.get("input"), len(turns) - 1, entry.line, when, sidechain=entry.is_sidechain)
+                call = RecordedCall(tool_use_id, name, block.get("input"), len(turns) - 1, entry.line, when, sidechain=entry.is_sidechain,
+                                    mode=mode)
                 turn.append(call)
                 by_id[tool_use_id] = call
         else:
+            results_here = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
             for block in content:
                 if not isinstance(block, dict) or block.get("type") != "tool_result":
                     continue
@@ -132,6 +187,11 @@ def recorded_session(transcript: Transcript, *, include_sidechains: bool = False
                 answered.result_at = when
                 answered.is_error = bool(block.get("is_error"))
                 answered.result = block.get("content")
+                # toolUseResult describes the entry's one result (an entry with several says nothing)
+                meta = entry.data.get("toolUseResult") if results_here == 1 else None
+                answered.stopped = _stopped(block, meta, entry.data)
+                answered.edited = isinstance(meta, dict) and meta.get("userModified") is True
+                answered.self_timed = None if answered.stopped else _self_timed(meta)
     out.turns = list(turns.values())
     if skipped:
         out.problems.append(f"{skipped['entries']} sidechain (subagent) entries with {skipped['calls']} tool calls left out "

@@ -2,23 +2,29 @@
 
 It is plain data, so it travels to worker processes and Ray nodes as it is: the settings
 files are read once, where the policy is made, and their contents go along (a cluster
-node needs no copy of them). Each session builds its own ``Permissions`` from it, for
-its own working directory: a project file's ``/src/**`` rule means the session's
-project, as it did when the session ran.
+node needs no copy of them). Each session gets its own ``Permissions`` from it, for its
+own working directory: a project file's ``/src/**`` rule means the session's project, as
+it did when the session ran. ``session_permissions`` builds them once per policy and
+working directory in each process and hands every session a fresh copy (its own rules,
+so an "always allow" of one session is not another's, and its own denial count).
 """
 
 from __future__ import annotations
 
+import copy
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, TypedDict, Unpack
 
 from ..permissions._approvals import ApprovalAnswer, ApprovalRequest
+from ..permissions._classifier import DenialTracker
 from ..permissions._engine import Permissions
 from ..permissions._modes import check_mode
 from ..permissions._rules import rules_from
 from ..permissions._settings import SettingsFile, apply_settings, default_user_dir, read_settings_json
+from ..shell import lexical_paths
 from .._errors import ConfigurationError
 
 __all__ = ["Policy", "PolicyApprover", "PromptAnswer", "SettingsSource", "as_policy"]
@@ -122,6 +128,25 @@ class Policy:
         perms.settings_files = loaded.files
         return perms
 
+    def session_permissions(self, cwd: str, *, hook_dir: str | None = None) -> Permissions:
+        """``permissions(cwd, hook_dir=...)`` for one session: built once per policy, folder
+        and way of judging paths (``lexical_paths``) in this process, then copied, so every
+        session starts from the policy's rules alone (rules an "always allow" saves, the
+        denial count of auto mode, the calls waiting for a person are the copy's own)."""
+        key = (self, cwd, hook_dir, lexical_paths.active)
+        template = _TEMPLATES.get(key)
+        if template is None:
+            template = _TEMPLATES[key] = self.permissions(cwd, hook_dir=hook_dir)
+            while len(_TEMPLATES) > _MAX_TEMPLATES:
+                _TEMPLATES.popitem(last=False)
+        else:
+            _TEMPLATES.move_to_end(key)
+        fresh = copy.copy(template)
+        fresh.rules = template.rules.copy()
+        fresh.denials = DenialTracker()
+        fresh._waiting = {}
+        return fresh
+
     def _specs(self, cwd: str | os.PathLike[str]) -> list[tuple[SettingsFile, dict[str, Any]]]:
         project = Path(cwd)
         home = default_user_dir().parent
@@ -137,11 +162,19 @@ class Policy:
         return f"{self.name}: " + "; ".join(parts)
 
 
+_TEMPLATES: "OrderedDict[tuple[Policy, str, str | None, bool], Permissions]" = OrderedDict()
+_MAX_TEMPLATES = 256  # policies x working directories kept per process (the oldest go first)
+
+
 class PolicyApprover:
-    """The person of a simulated or headless session: counts the asks and answers as the policy says."""
+    """The person of a simulated or headless session: counts the asks and answers as the policy says.
+
+    Only "always allow" saves the rules a person is offered, so only then are they worked
+    out (``wants_rule_choices``, read by the permission engine)."""
 
     def __init__(self, answer: str) -> None:
         self.answer = answer
+        self.wants_rule_choices = answer == "allow_always"
         self.asked = False  # since the caller last reset it
         self.count = 0
 

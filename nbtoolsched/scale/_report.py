@@ -21,6 +21,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import textwrap
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
@@ -33,13 +34,15 @@ OUTCOMES = ("allow", "prompt", "deny")
 # Each at least 3:1 against white (#fff) and against a dark theme's background (#111);
 # tests/scale/test_report_view.py checks every one.
 COLORS = {"allow": "#388e3c", "prompt": "#ef6c00", "deny": "#c62828", "observed": "#607d8b", "serial": "#5c6bc0",
-          "simulated": "#00897b", "batches": "#7e57c2", "current": "#757575", "proposed": "#1976d2"}
+          "simulated": "#00897b", "batches": "#7e57c2", "current": "#757575", "proposed": "#1976d2",
+          "measured": "#5c6bc0", "estimated": "#9c7a6b", "saved": "#00897b"}
 OTHER_COLOR = "#757575"
 TEXT = "var(--jp-content-font-color1, #1f2328)"  # the theme's text colour; dark grey where there is no theme
 MUTED = "var(--jp-content-font-color2, #57606a)"
 CARD = "var(--jp-layout-color0, #ffffff)"
-MAX_LABEL = 64  # characters of a chart label drawn in full; a longer one is cut, its whole text in a tooltip
+MAX_LABEL = 40  # characters of a chart label on one line; a longer one wraps onto more lines (never cut)
 CHAR_W = 6.6  # px per character at 12 px sans-serif (a generous average, so labels are never clipped)
+LINE_H = 14  # px per line of a wrapped label
 VISIBLE_ROWS = 15  # rows of a report's main table shown at once; the rest fold into <details>
 
 
@@ -121,7 +124,7 @@ def _fmt(value: Any) -> str:
 def _num(value: float, unit: str = "") -> str:
     """A number drawn on a chart: a count as an integer ("1,084"), seconds to one place."""
     if unit.strip() == "s":
-        return f"{value:,.1f}{unit}"
+        return f"{_tenths(value):,.1f}{unit}"
     if float(value).is_integer():
         return f"{int(value):,}{unit}"
     return f"{value:,.2f}{unit}"
@@ -131,13 +134,19 @@ def _esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def _wrap(text: str, width: int = MAX_LABEL) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken at spaces (a longer word
+    on a line of its own, split only where it has no space); nothing left out."""
+    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False, drop_whitespace=True) or [text]
+
+
 class BarChart:
     """Horizontal bars, one per label, each stacked from named series (SVG).
 
     ``groups`` (one per label) draws consecutive rows of the same group together under
     its name, each row with its own label: a tool, with a bar for "current" and one for
-    "proposed". Labels up to ``MAX_LABEL`` characters are drawn in full; a longer one is
-    cut, with its whole text as a tooltip."""
+    "proposed". No label is cut: one longer than ``MAX_LABEL`` characters wraps onto more
+    lines (its row grows), and every label carries its whole text as a tooltip too."""
 
     def __init__(self, title: str, labels: Sequence[str], series: dict[str, Sequence[float]], unit: str = "", *,
                  groups: Sequence[str] | None = None, legend: bool | None = None) -> None:
@@ -168,15 +177,18 @@ class BarChart:
         """The chart as SVG. ``standalone`` (a file, an ``<img>``, ``IPython.display.SVG``)
         draws it on a card of its own (the theme's background inline, white in an image);
         ``standalone=False`` leaves the background to the page, as ``_repr_html_`` does."""
-        row, gap, top = 18, 6, (42 if self.legend else 24)
+        bar_h, gap, top = 12, 6, (42 if self.legend else 24)
         totals = self.totals()
         values = self.value_texts()
+        lines = [_wrap(label) for label in self.labels]
+        heads = [_wrap(g) for g in self.groups] if self.groups is not None else None
         value_w = math.ceil(CHAR_W * max((len(v) for v in values), default=1)) + 10
-        if self.groups is not None:
-            group_w = math.ceil(CHAR_W * min(MAX_LABEL, max((len(g) for g in self.groups), default=4))) + 12
-            sub_w = math.ceil(CHAR_W * min(MAX_LABEL, max((len(label) for label in self.labels), default=4))) + 8
+        widest = max((len(line) for wrapped in lines for line in wrapped), default=4)
+        if heads is not None:
+            group_w = math.ceil(CHAR_W * max((len(line) for wrapped in heads for line in wrapped), default=4)) + 12
+            sub_w = math.ceil(CHAR_W * widest) + 8
         else:
-            group_w, sub_w = 0, math.ceil(CHAR_W * min(MAX_LABEL, max((len(label) for label in self.labels), default=4))) + 12
+            group_w, sub_w = 0, math.ceil(CHAR_W * widest) + 12
         label_w = group_w + sub_w
         legend_w = sum(24 + math.ceil(CHAR_W * len(name)) for name in self.series) + 8 if self.legend else 0
         title_w = math.ceil(CHAR_W * 1.1 * len(self.title)) + 12
@@ -185,10 +197,12 @@ class BarChart:
         scale = bar_w / (max(totals) if totals and max(totals) > 0 else 1)
         ys, y = [], top
         for i in range(len(self.labels)):
-            if self.groups is not None and i > 0 and self.groups[i] != self.groups[i - 1]:
+            starts_group = heads is not None and (i == 0 or self.groups[i] != self.groups[i - 1])  # type: ignore[index]
+            if starts_group and i > 0:
                 y += gap
             ys.append(y)
-            y += row
+            shown = max(len(lines[i]), len(heads[i]) if heads is not None and starts_group else 1)
+            y += max(18, LINE_H * shown + 4)
         height = y + 8
         parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{total_w}' height='{height}' viewBox='0 0 {total_w} {height}' "
                  f"font-family='sans-serif' font-size='12' role='img' aria-label='{_esc(self.title)}'>",
@@ -206,9 +220,9 @@ class BarChart:
             x += 24 + math.ceil(CHAR_W * len(name))
         for i, label in enumerate(self.labels):
             base = ys[i] + 13
-            if self.groups is not None and (i == 0 or self.groups[i] != self.groups[i - 1]):
-                parts.append(self._label(self.groups[i], 4, base, "start", bold=True))
-            parts.append(self._label(label, label_w - 6, base, "end"))
+            if heads is not None and self.groups is not None and (i == 0 or self.groups[i] != self.groups[i - 1]):
+                parts.append(self._label(self.groups[i], heads[i], 4, base, "start", bold=True))
+            parts.append(self._label(label, lines[i], label_w - 6, base, "end"))
         parts.append("</g>")
         for i, label in enumerate(self.labels):
             left = float(label_w)
@@ -216,7 +230,7 @@ class BarChart:
             for name, series in self.series.items():
                 w = series[i] * scale
                 if w > 0:
-                    parts.append(f"<rect x='{left:.1f}' y='{ys[i] + 3}' width='{max(w, 1.0):.1f}' height='{row - 6}' "
+                    parts.append(f"<rect x='{left:.1f}' y='{ys[i] + 3}' width='{max(w, 1.0):.1f}' height='{bar_h}' "
                                  f"fill='{COLORS.get(name, OTHER_COLOR)}'><title>{_esc(f'{name_of_row}: {name} {_num(series[i], self.unit)}')}"
                                  "</title></rect>")
                 left += w
@@ -225,11 +239,14 @@ class BarChart:
         return "".join(parts)
 
     @staticmethod
-    def _label(text: str, x: float, y: int, anchor: str, *, bold: bool = False) -> str:
-        shown = text if len(text) <= MAX_LABEL else text[:MAX_LABEL - 1] + "…"
+    def _label(text: str, lines: list[str], x: float, y: int, anchor: str, *, bold: bool = False) -> str:
+        """A label, whole: one line, or its wrapped lines as tspans; its text as a tooltip."""
         weight = " font-weight='bold'" if bold else ""
-        tip = f"<title>{_esc(text)}</title>" if shown != text else ""
-        return f"<text x='{x:.0f}' y='{y}' text-anchor='{anchor}'{weight}>{tip}{_esc(shown)}</text>"
+        tip = f"<title>{_esc(text)}</title>"
+        if len(lines) == 1:
+            return f"<text x='{x:.0f}' y='{y}' text-anchor='{anchor}'{weight}>{tip}{_esc(text)}</text>"
+        spans = "".join(f"<tspan x='{x:.0f}' dy='{0 if n == 0 else LINE_H}'>{_esc(line)}</tspan>" for n, line in enumerate(lines))
+        return f"<text x='{x:.0f}' y='{y}' text-anchor='{anchor}'{weight}>{tip}{spans}</text>"
 
     def _repr_html_(self) -> str:
         # Inline, so the SVG inherits the notebook's theme (an <img> would not).
@@ -247,11 +264,24 @@ class _Totals:
     prompt: int = 0
     deny: int = 0
     batches: int = 0
-    parallel_batches: int = 0
-    calls_in_parallel: int = 0
-    observed_s: float = 0.0
-    serial_s: float = 0.0
-    simulated_s: float = 0.0
+    parallel_batches: int = 0  # batches in which two or more calls run
+    calls_in_parallel: int = 0  # calls that run beside another of their batch
+    observed_s: float = 0.0  # the recorded answers, people's waits included
+    serial_s: float = 0.0  # tool time of the calls that run, each alone
+    simulated_s: float = 0.0  # the same in this policy's batches
+    estimated_s: float = 0.0  # the part of serial_s that is estimated (a person was or may have been asked)
+    denied_s: float = 0.0  # tool time of the calls that do not run
+    prompt_s: float = 0.0  # the people's time priced per prompt (prompt_seconds)
+    unknown: int = 0  # calls whose duration is unknown (left out of every sum)
+
+    @property
+    def saved_s(self) -> float:
+        """Saved by running in parallel: only batches in which two or more calls run."""
+        return self.serial_s - self.simulated_s
+
+    @property
+    def measured_s(self) -> float:
+        return self.serial_s - self.estimated_s
 
 
 def _share(part: int, whole: int) -> str:
@@ -261,8 +291,21 @@ def _share(part: int, whole: int) -> str:
     return "<1 %" if share < 1 else f"{share:.0f} %"
 
 
+def _tenths(value: float) -> float:
+    """Seconds to one place, halves up, as on paper: sums of floats (8.1499999 is 8.15) and
+    halves (6.25) are not rounded down."""
+    return math.floor(round(value, 6) * 10 + 0.5) / 10
+
+
 def _s(value: float) -> str:
-    return f"{value:,.1f} s"
+    return f"{_tenths(value):,.1f} s"
+
+
+def _estimated_share(t: _Totals) -> str:
+    if not t.serial_s or not t.estimated_s:
+        return "none"
+    share = 100 * t.estimated_s / t.serial_s
+    return "<1 %" if share < 1 else f"{share:.0f} %"
 
 
 def _plural(n: int, word: str, many: str | None = None) -> str:
@@ -326,6 +369,10 @@ class PolicyReport:
             t.observed_s += replay.observed_s
             t.serial_s += replay.serial_s
             t.simulated_s += replay.simulated_s
+            t.estimated_s += replay.estimated_s
+            t.denied_s += replay.denied_s
+            t.prompt_s += replay.prompt_s
+            t.unknown += sum(1 for c in replay.calls if c.duration is None)
         return t
 
     def troubled(self) -> int:
@@ -337,9 +384,10 @@ class PolicyReport:
         t = self.totals()
         text = (f"{_plural(t.sessions, 'session')}, {_plural(t.calls, 'call')}: {_plural(t.prompt, 'prompt')} "
                 f"({_share(t.prompt, t.calls)}), {t.allow:,} allowed, {t.deny:,} denied; "
-                f"{_plural(t.parallel_batches, 'batch', 'batches')} would run in parallel")
+                f"{_plural(t.parallel_batches, 'batch', 'batches')} would run calls in parallel")
         if t.serial_s > 0:
-            text += f" ({_s(t.serial_s)} of tool time one call at a time, {_s(t.simulated_s)} with these batches)"
+            text += (f", saving {_s(t.saved_s)} of {_s(t.serial_s)} of tool time"
+                     f" ({_estimated_share(t)} of it estimated: people's waits are not tool time)")
         text += "."
         troubled = self.troubled()
         if troubled:
@@ -361,12 +409,17 @@ class PolicyReport:
             ("  prompts (a person asked)", t.prompt),
             ("  denied", t.deny),
             ("batches", t.batches),
-            ("  parallel batches", t.parallel_batches),
-            ("  calls in parallel batches", t.calls_in_parallel),
-            ("time observed in the sessions (s)", round(t.observed_s, 2)),
-            ("time, every call alone (s)", round(t.serial_s, 2)),
-            ("time with this policy's batches (s)", round(t.simulated_s, 2)),
-            ("time saved by parallel batches (s)", round(t.serial_s - t.simulated_s, 2)),
+            ("  in which two or more calls run (parallel)", t.parallel_batches),
+            ("  calls that run beside another", t.calls_in_parallel),
+            ("time observed in the sessions, people's waits included (s)", round(t.observed_s, 2)),
+            ("tool time of the calls that run, one at a time (s)", round(t.serial_s, 2)),
+            ("  measured from the transcripts (s)", round(t.measured_s, 2)),
+            ("  estimated: a person was or may have been asked (s)", round(t.estimated_s, 2)),
+            ("tool time with this policy's batches (s)", round(t.simulated_s, 2)),
+            ("saved by running in parallel (s)", round(t.saved_s, 2)),
+            ("tool time of the calls that do not run (s)", round(t.denied_s, 2)),
+            ("people's time for the prompts, at prompt_seconds each (s)", round(t.prompt_s, 2)),
+            ("calls whose duration is unknown (left out)", t.unknown),
         ]
         return Table(f"policy {self.policy}", ("metric", "value"), rows)
 
@@ -420,10 +473,15 @@ class PolicyReport:
                         {"batches": [n for _, n in rows]})
 
     def time_chart(self) -> BarChart:
+        """Observed (people included), the tool time of the calls that run alone (measured
+        and estimated apart), in this policy's batches, and what running in parallel saves."""
         t = self.totals()
-        return BarChart("tool time (estimated from the transcripts)", ["observed", "every call alone", "this policy's batches"],
-                        {"observed": [t.observed_s, 0, 0], "serial": [0, t.serial_s, 0], "simulated": [0, 0, t.simulated_s]}, " s",
-                        legend=False)  # each bar is one series, and its label says which
+        labels = ["observed, people's waits included", "calls that run, one at a time", "in this policy's batches",
+                  "saved by running in parallel"]
+        return BarChart("time (s): measured from the transcripts, or estimated where a person was asked", labels,
+                        {"observed": [t.observed_s, 0, 0, 0], "measured": [0, t.measured_s, 0, 0],
+                         "estimated": [0, t.estimated_s, 0, 0], "simulated": [0, 0, t.simulated_s, 0],
+                         "saved": [0, 0, 0, t.saved_s]}, " s", legend=False)
 
     def rules_chart(self, top: int = 8) -> BarChart:
         rows = self.by_rule(top).rows
@@ -502,9 +560,13 @@ class PolicyComparison:
         a, b = self.current.totals(), self.proposed.totals()
         rows = []
         for label, name in (("tool calls", "calls"), ("allowed without asking", "allow"), ("prompts", "prompt"),
-                            ("denied", "deny"), ("parallel batches", "parallel_batches"), ("simulated time (s)", "simulated_s")):
+                            ("denied", "deny"), ("parallel batches (two or more calls run)", "parallel_batches"),
+                            ("tool time, one call at a time (s)", "serial_s"), ("  of it estimated (s)", "estimated_s"),
+                            ("tool time with the policy's batches (s)", "simulated_s"),
+                            ("saved by running in parallel (s)", "saved_s"), ("tool time of calls that do not run (s)", "denied_s"),
+                            ("people's time for prompts (s)", "prompt_s")):
             x, y = getattr(a, name), getattr(b, name)
-            rows.append((label, round(x, 2), round(y, 2), round(y - x, 2)))
+            rows.append((label, round(x, 2), round(y, 2), round(y - x, 2) + 0))  # + 0: no "-0.00"
         return Table(f"{self.current.policy} vs {self.proposed.policy}", ("metric", self.current.policy, self.proposed.policy, "change"), rows)
 
     def by_tool(self) -> Table:
@@ -537,7 +599,7 @@ class PolicyComparison:
     def chart(self) -> BarChart:
         """Every call's decision under each policy: one bar each, allow, prompt, deny in that order."""
         a, b = self.current.totals(), self.proposed.totals()
-        return BarChart("all calls: current and proposed",
+        return BarChart(f"all calls: {self._sides()}",
                         [_side_label("current", self.current.policy), _side_label("proposed", self.proposed.policy)],
                         {o: [getattr(a, o), getattr(b, o)] for o in OUTCOMES})
 
@@ -558,7 +620,11 @@ class PolicyComparison:
                 groups.append(tool)
                 for i, outcome in enumerate(OUTCOMES):
                     series[outcome].append(row[2 + i])
-        return BarChart("decisions per tool: current and proposed", labels, dict(series), groups=groups)
+        return BarChart(f"decisions per tool: {self._sides()}", labels, dict(series), groups=groups)
+
+    def _sides(self) -> str:
+        """"current and proposed", with the policies' own names when they have others."""
+        return f"{_side_label('current', self.current.policy)} and {_side_label('proposed', self.proposed.policy)}"
 
     def __str__(self) -> str:
         return "\n\n".join([self.headline()] + [str(t) for t in (self.what_changes(), self.summary(), self.by_tool())])

@@ -1,9 +1,11 @@
 """Synthetic Claude Code transcripts, for benchmarks and demonstrations at scale.
 
 Each session is a realistic mix of answers (searches and reads in parallel, edits, git
-and test commands, a destructive command, a web fetch, a Claude Code tool the registry lacks, judged from its own table),
-written as Claude Code writes them: one assistant entry per tool_use block sharing the
-answer's ``message.id``, one user entry per tool_result, ``parentUuid`` links and
+and test commands, a destructive command, a web fetch, Claude Code's own TodoWrite and two
+sub-agents (Task) in parallel, judged from its table of them), written as Claude Code
+writes them: one assistant entry per tool_use block sharing the answer's ``message.id``,
+one user entry per tool_result after the answer's last tool_use (with the
+``toolUseResult`` durations Glob and Task report of themselves), ``parentUuid`` links and
 timestamps. Durations are drawn from a seeded random generator, so a seed always gives
 the same files.
 """
@@ -32,7 +34,11 @@ ANSWERS: tuple[tuple[tuple[str, dict[str, Any]], ...], ...] = (
     (("WebFetch", {"url": "https://docs.python.org/3/", "prompt": "summary"}),),
     (("TodoWrite", {"todos": []}),),
     (("Bash", {"command": "ls -la"}), ("Read", {"file_path": "{cwd}/pyproject.toml"})),
+    (("Task", {"description": "find the tests", "prompt": "where are the tests?", "subagent_type": "Explore"}),
+     ("Task", {"description": "read the docs", "prompt": "summarize docs/", "subagent_type": "Explore"})),
 )
+# What Claude Code writes as toolUseResult for a tool that measures itself (the replay believes it).
+_SELF_TIMED = {"Glob": "durationMs", "Task": "totalDurationMs"}
 
 
 def _ts(t: datetime) -> str:
@@ -67,16 +73,18 @@ def write_synthetic_transcripts(folder: str | os.PathLike[str], sessions: int, *
             ids = []
             for b, (name, template) in enumerate(calls):
                 tool_use_id = f"toolu_{n:05d}_{a:02d}_{b}"
-                ids.append(tool_use_id)
+                ids.append((tool_use_id, name))
                 data = json.loads(json.dumps(template).replace("{cwd}", cwd))
                 entry("assistant", {"id": message_id, "type": "message", "role": "assistant", "model": "synthetic",
                                     "content": [{"type": "tool_use", "id": tool_use_id, "name": name, "input": data}],
                                     "stop_reason": None, "usage": {}})
                 clock += timedelta(milliseconds=rng.randint(20, 120))
-            for tool_use_id in ids:
-                clock += timedelta(seconds=rng.uniform(0.05, 2.5))
+            for tool_use_id, name in ids:
+                took = rng.uniform(0.05, 2.5)
+                clock += timedelta(seconds=took)
+                meta: Any = {_SELF_TIMED[name]: round(took * 1000)} if name in _SELF_TIMED else "ok"
                 entry("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "content": "ok"}]},
-                      toolUseResult="ok")
+                      toolUseResult=meta)
         path = out / f"{session_id}.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         paths.append(path)

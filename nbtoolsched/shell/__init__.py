@@ -14,6 +14,7 @@ are its whole interface; tests/test_import_graph.py holds every other layer to t
 from ._config_places import GIT_RUN_PLACES, RISKY_DIRS, RISKY_FILES, XDG_RISKY, safety_concern
 from ._facts import MAX_PARTS, LineFacts, PartFacts, Redirection, Splitter, default_split, line_facts
 from ._gitrepo import MAX_INDEX_BYTES, find_repository
+from ._lexical import lexical_paths
 from ._model import ParsedCommand, ShellParseError
 from ._parse import MAX_COMMAND_CHARS, parse_command
 from ._paths import MAX_LINK_WALK, inside_working_dirs, is_inside, links_under, paths_for_check, shell_paths_for_check
@@ -32,6 +33,8 @@ __all__ = [
     # places: where paths lead, the places that configure tools, the repository git uses
     "paths_for_check", "shell_paths_for_check", "links_under", "is_inside", "inside_working_dirs", "MAX_LINK_WALK",
     "safety_concern", "RISKY_DIRS", "RISKY_FILES", "GIT_RUN_PLACES", "XDG_RISKY", "find_repository", "MAX_INDEX_BYTES",
+    # judging paths as written (a transcript replay), not through this machine's file system
+    "lexical_paths",
     # the parse itself, for the notebooks that take it apart
     "parse_command", "ParsedCommand", "ShellParseError",
 ]

@@ -25,6 +25,7 @@ from ._braces import brace_words
 from ._candidates import allow_candidates, deny_candidates, first_word, rule_prefix
 from ._flags import long_option_matches
 from ._invocations import CommandLine, command_line
+from ._lexical import lexical_paths
 from ._network import network_use
 from ._parse import MAX_COMMAND_CHARS, parse_command, subcommand_strings
 from ._paths import shell_paths_for_check
@@ -278,5 +279,24 @@ class LineFacts:
 
 
 def line_facts(command: str, cwd: str, split: Splitter = default_split) -> LineFacts:
-    """The facts record of ``command`` run in ``cwd`` (parts cut by ``split``)."""
-    return LineFacts(command, cwd, split)
+    """The facts record of ``command`` run in ``cwd`` (parts cut by ``split``).
+
+    A new record per decision, since the file system it looks at may change between two;
+    when paths are judged as written (``lexical_paths``: a replay) it looks at nothing
+    but the text, so one record serves every decision about the same line and folder."""
+    if not lexical_paths.active:
+        return LineFacts(command, cwd, split)
+    key = (command, cwd, split)
+    found = _LEXICAL_FACTS.get(key)
+    if found is None:
+        found = _LEXICAL_FACTS[key] = LineFacts(command, cwd, split)
+        if len(_LEXICAL_FACTS) > _MAX_LEXICAL_FACTS:
+            try:  # the oldest goes (a worker thread judging a long line may be at it too)
+                _LEXICAL_FACTS.pop(next(iter(_LEXICAL_FACTS)))
+            except (StopIteration, RuntimeError, KeyError):
+                pass
+    return found
+
+
+_LEXICAL_FACTS: dict[tuple[str, str, Splitter], LineFacts] = lexical_paths.cache()
+_MAX_LEXICAL_FACTS = 2048

@@ -34,6 +34,7 @@ import threading
 from dataclasses import dataclass
 from typing import Mapping
 
+from ._lexical import lexical_paths
 from ._process_paths import through_process_paths
 
 __all__ = ["Repository", "RepositoryError", "find_repository", "repository_problem"]
@@ -155,8 +156,11 @@ _cache: dict[str, tuple[_Watch, str | None]] = {}
 def repository_problem(cwd: str, env: dict[str, str] | None = None) -> str | None:
     """Why git run in ``cwd`` could run a program or write, or None when it cannot.
 
-    ``env`` is the environment the command gets (default: this process's).
+    ``env`` is the environment the command gets (default: this process's). Judging paths
+    as written (``lexical_paths``, a replay), no repository is known: None.
     """
+    if lexical_paths.active:
+        return None
     environment: Mapping[str, str] = os.environ if env is None else env
     for name in _ENV_REDIRECTS:
         if environment.get(name):
@@ -182,7 +186,10 @@ def repository_problem(cwd: str, env: dict[str, str] | None = None) -> str | Non
 
 # ------------------------------------------------------------- finding repositories
 def find_repository(cwd: str) -> Repository | None:
-    """The repository git uses from ``cwd`` (None: none); RepositoryError if unclear."""
+    """The repository git uses from ``cwd`` (None: none, and none is known when paths are
+    judged as written, ``lexical_paths``); RepositoryError if unclear."""
+    if lexical_paths.active:
+        return None
     return _discover(os.path.abspath(cwd), _Watch())
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
+from ._lexical import lexical_paths
 from ._process_paths import through_process_paths
 
 __all__ = ["MAX_LINK_WALK", "inside_working_dirs", "is_inside", "links_under", "paths_for_check", "shell_paths_for_check"]
@@ -23,6 +24,8 @@ def paths_for_check(path: str, cwd: str) -> list[str]:
     """
     joined = os.path.join(cwd, os.path.expanduser(path))
     given = os.path.normpath(joined)
+    if lexical_paths.active:  # a replay: the path as written (_lexical)
+        return [given]
     return list(dict.fromkeys((given, os.path.realpath(joined), os.path.realpath(given))))
 
 
@@ -46,8 +49,11 @@ def links_under(folder: str, limit: int = MAX_LINK_WALK) -> list[str] | None:
     folder's own path may still protect what the command reads. Each real folder is
     listed once (links may loop). None when there are more than ``limit`` entries (the
     caller cannot tell, so it fails closed). Folders this process cannot list are
-    skipped: the command runs as the same user and cannot list them either.
+    skipped: the command runs as the same user and cannot list them either. Judging paths
+    as written (``lexical_paths``), no folder holds a link.
     """
+    if lexical_paths.active:
+        return []
     links: list[str] = []
     seen: set[str] = set()
     pending = [folder]
@@ -85,7 +91,7 @@ def inside_working_dirs(paths: Iterable[str], dirs: Iterable[str]) -> bool:
     for folder in dirs:
         norm = os.path.normpath(folder)
         forms.append(norm)
-        real = os.path.realpath(norm)
+        real = lexical_paths.realpath(norm)
         if real != norm:
             forms.append(real)
     return all(any(is_inside(p, d) for d in forms) for p in paths)

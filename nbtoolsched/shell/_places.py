@@ -23,6 +23,7 @@ import re
 from typing import Sequence
 
 from ._invocations import Invocation, command_line
+from ._lexical import lexical_paths
 from ._parse import parse_command, subcommand_strings
 from ._paths import links_under, shell_paths_for_check
 from ._programs import program, read_args
@@ -212,6 +213,8 @@ def _moves_links(name: str, args: Sequence[str | None], cwd: str, after_cd: bool
         if arg is None or any(ch in arg for ch in "*?[") or after_cd:
             return True  # which files it moves cannot be told here
         path = os.path.join(cwd, os.path.expanduser(arg))
+        if lexical_paths.active:  # a replay: no link is known (_lexical)
+            continue
         if not arg.startswith("-") and (os.path.islink(path) or (os.path.isdir(path) and links_under(path) != [])):
             return True
     return False

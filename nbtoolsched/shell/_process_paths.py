@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from ._lexical import lexical_paths
+
 __all__ = ["PROCESS_PATHS", "through_process_paths"]
 
 PROCESS_PATHS = frozenset({
@@ -33,6 +35,9 @@ def through_process_paths(path: str) -> bool:
         candidate = os.path.join(resolved, part)
         if candidate in PROCESS_PATHS:
             return True
+        if lexical_paths.active:  # a replay: no link is known (_lexical)
+            resolved = candidate
+            continue
         try:
             target = os.readlink(candidate)
         except OSError:

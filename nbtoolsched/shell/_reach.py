@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from ._candidates import deny_candidates, shell_words
+from ._lexical import lexical_paths
 from ._parse import parse_command, subcommand_strings
 from ._paths import is_inside, links_under, shell_paths_for_check
 from ._reads import read_targets
@@ -38,7 +39,7 @@ def reach_outside(command: str, cwd: str) -> str | None:
         problem = _outside(target, [cwd], cwd) if target != "-" else "-, the previous directory"
         if problem:
             return f"moves (cd) to {problem}"
-        bases.append(os.path.realpath(os.path.join(cwd, target)))
+        bases.append(lexical_paths.realpath(os.path.join(cwd, target)))
     for raw in _redirect_targets(command):
         problem = _outside(raw, bases, cwd)
         if problem:

@@ -24,6 +24,7 @@ from ._flags import long_option_matches, parse_flags
 from ._gitrepo import RepositoryError, find_repository
 from ._invocations import command_line
 from ._jq import jq_loads_files
+from ._lexical import lexical_paths
 from ._sed import sed_script_problem
 
 __all__ = ["shows_repository_content", "ReadTargets", "command_reads", "input_text", "line_names", "read_targets"]
@@ -240,6 +241,8 @@ def _glob_root(value: str) -> str:
 
 def _is_folder(path: str, bases: Sequence[str]) -> bool:
     path = os.path.expanduser(path)
+    if lexical_paths.active:  # a replay: what is a folder cannot be told, so any name may be one
+        return True
     return path in (".", "..", "/") or any(os.path.isdir(os.path.join(base, path)) for base in bases)
 
 

@@ -99,13 +99,28 @@ def test_old_file_tools_are_judged_by_their_paths(tmp_path):
 
 
 def test_a_string_input_is_malformed_not_an_unknown_tool(tmp_path):
-    path = write_transcript(tmp_path / "s.jsonl", [[("Bash", "ls -la")], [("NoSuchTool", {"x": 1})]])
+    path = write_transcript(tmp_path / "s.jsonl", [[("Bash", "ls -la")], [("NoSuchTool", {"x": 1})], [("TodoWrite", "fix it")]])
     r = replay_session(path)
     assert r.status == "partial"
     text = "\n".join(r.problems)
-    assert "calls whose input is not an object (Bash x1 (a str)): malformed" in text
-    assert "does not have (NoSuchTool x1)" in text and "does not have (Bash" not in text
-    assert [c.known_tool for c in r.calls] == [True, False]
+    assert "calls whose input is not an object (Bash x1 (a str), TodoWrite x1 (a str)): malformed" in text
+    assert "does not have (NoSuchTool x1)" in text and "does not have (Bash" not in text and "TodoWrite x1)" not in text
+    assert [c.known_tool for c in r.calls] == [True, False, True]
+
+
+def test_the_aliases_are_the_references():
+    # Reference §3.4: TaskStop <- KillShell, Agent <- Task, TaskOutput <- AgentOutputTool and
+    # BashOutputTool, SendUserMessage <- Brief (BashOutput, an older tool of its own, has its row).
+    for alias, name in (("KillShell", "TaskStop"), ("Task", "Agent"), ("AgentOutputTool", "TaskOutput"),
+                        ("BashOutputTool", "TaskOutput"), ("Brief", "SendUserMessage")):
+        found = claude_tool(alias)
+        assert found is not None and found.name == name, alias
+    # Reference §4.2, auto mode's safe list holds only tools that never need a rule to run, and the
+    # two that need the person: a replay's table agrees on each that it has.
+    for name in ("TodoWrite", "TaskCreate", "TaskGet", "TaskUpdate", "TaskList", "TaskStop", "TaskOutput", "EnterPlanMode",
+                 "TeamCreate", "TeamDelete", "SendMessage", "ListMcpResourcesTool", "ReadMcpResourceTool"):
+        assert claude_tool(name).row.asks == "never", name
+    assert claude_tool("AskUserQuestion").row.asks == claude_tool("ExitPlanMode").row.asks == "always"
 
 
 def test_a_report_over_them_has_no_partial_sessions(tmp_path):

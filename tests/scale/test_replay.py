@@ -4,9 +4,17 @@
 three answers, nine calls. Answer 1 is [Grep, Read, Edit, Glob, Read]: batches
 [Grep, Read] [Edit] [Glob, Read]; answer 2 is [git log, git status, rm -rf build]:
 [git log, git status] [rm]; answer 3 is [WebFetch]. Six batches, three parallel.
-Durations from the timestamps: 1.0 1.4 | 1.5 | 0.5 1.0 || 1.0 1.4 | 1.5 || 3.0, so every
-call alone takes 12.3 s, the batches 1.4+1.5+1.0 + 1.4+1.5 + 3.0 = 9.8 s, and the
-session observed 4.0 + 3.0 + 3.0 = 10.0 s of tool time.
+
+Time, by hand. A call starts when its answer is complete (its last tool_use: 01.4, 06.2,
+10.0) and the batches before it are done; spans (tool_use -> tool_result):
+0.6 1.1 | 1.5 | 0.5 1.0 || 0.8 1.3 | 1.5 || 3.0. The file records no permission mode, so
+default: there Claude Code asks for the Edit, the rm and the WebFetch, so their spans may
+hold a person's wait and are estimated: the smaller of the span and the median of the
+session's measured calls of that tool (else of all its measured calls: 0.6 1.1 0.5 1.0
+0.8 1.3 -> 0.9): Edit 0.9, rm min(1.5, median(0.8, 1.3) = 1.05) = 1.05, WebFetch 0.9.
+Every call alone: 0.6+1.1+0.9+0.5+1.0+0.8+1.3+1.05+0.9 = 8.15 s, of it 2.85 s estimated;
+the batches 1.1+0.9+1.0 + 1.3+1.05 + 0.9 = 6.25 s; saved by running in parallel 1.9 s
+(0.6 + 0.5 + 0.8: the shorter call of each batch of two); observed 4.0+3.0+3.0 = 10.0 s.
 """
 
 from __future__ import annotations
@@ -33,9 +41,12 @@ def test_default_policy_counts_match_the_hand_count():
     assert outcomes(r) == {"t1": "allow", "t2": "allow", "t3": "prompt", "t4": "allow", "t5": "allow",
                            "t6": "allow", "t7": "allow", "t8": "prompt", "t9": "prompt"}
     assert (r.count("allow"), r.count("prompt"), r.count("deny")) == (6, 3, 0)
-    assert [round(c.duration, 3) for c in r.calls] == [1.0, 1.4, 1.5, 0.5, 1.0, 1.0, 1.4, 1.5, 3.0]
-    assert (round(r.observed_s, 3), round(r.serial_s, 3), round(r.simulated_s, 3)) == (10.0, 12.3, 9.8)
-    assert round(r.saved_s, 3) == 2.5
+    assert [round(c.recorded_s, 3) for c in r.calls] == [0.6, 1.1, 1.5, 0.5, 1.0, 0.8, 1.3, 1.5, 3.0]
+    assert [round(c.duration, 3) for c in r.calls] == [0.6, 1.1, 0.9, 0.5, 1.0, 0.8, 1.3, 1.05, 0.9]
+    assert [c.person for c in r.calls] == ["none"] * 2 + ["maybe"] + ["none"] * 4 + ["maybe"] * 2
+    assert [c.timing for c in r.calls].count("estimated") == 3
+    assert (round(r.observed_s, 3), round(r.serial_s, 3), round(r.simulated_s, 3)) == (10.0, 8.15, 6.25)
+    assert (round(r.saved_s, 3), round(r.estimated_s, 3), r.denied_s, r.prompt_s) == (1.9, 2.85, 0.0, 0.0)
 
 
 def test_a_settings_file_changes_prompts_into_allows_and_denials(tmp_path):
@@ -48,8 +59,12 @@ def test_a_settings_file_changes_prompts_into_allows_and_denials(tmp_path):
     assert by["t8"] == f"Bash(rm:*) ({settings})"
     assert by["t9"] == f"WebFetch(domain:example.com) ({settings})"
     assert by["t3"].startswith("mode: acceptEdits")
-    # The denied rm takes no time: 9.8 - 1.5.
-    assert round(r.simulated_s, 3) == 8.3
+    # The denied rm does not run: its 1.05 s is time the policy keeps from running, never a
+    # saving (6.25 - 1.05 in batches, 8.15 - 1.05 alone; still 1.9 s saved in parallel).
+    assert (round(r.simulated_s, 3), round(r.serial_s, 3), round(r.denied_s, 3), round(r.saved_s, 3)) == (5.2, 7.1, 1.05, 1.9)
+    assert [c.runs for c in r.calls] == [True] * 7 + [False, True]
+    # What the transcript says about the person does not depend on the policy replayed.
+    assert [c.person for c in r.calls] == [c.person for c in replay_session(fixture("hand_parallel.jsonl")).calls]
 
 
 def test_modes_and_answers_settle_the_asks():
@@ -82,14 +97,32 @@ def test_always_allow_saves_the_rule_for_the_rest_of_the_session(tmp_path):
 
 def test_the_concurrency_cap_is_the_schedulers():
     serial = replay_session(fixture("hand_parallel.jsonl"), Policy(max_concurrency=1))
-    assert round(serial.simulated_s, 3) == round(serial.serial_s, 3) == 12.3
+    assert round(serial.simulated_s, 3) == round(serial.serial_s, 3) == 8.15
+    assert serial.saved_s == 0.0
     assert serial.parallel_batches == 3  # the partition does not change; the cap runs its calls one by one
 
 
-def test_prompt_seconds_price_a_persons_time():
+def test_prompt_seconds_price_a_persons_time_apart_from_tool_time():
     r = replay_session(fixture("hand_parallel.jsonl"), Policy(prompt_seconds=10.0))
-    # Edit (batch 2) +10, rm (batch 5) +10, WebFetch (batch 6) +10.
-    assert round(r.simulated_s, 3) == 39.8
+    # Edit, rm and WebFetch ask: 3 x 10 s of people's time, never added to tool time.
+    assert (r.prompt_s, round(r.simulated_s, 3), round(r.total_s, 3)) == (30.0, 6.25, 36.25)
+    refused = replay_session(fixture("hand_parallel.jsonl"), Policy(prompt_answer="deny"))
+    # Asked and refused: they do not run (their 2.85 s is kept from running); the prompts still count.
+    assert refused.count("prompt") == 3 and [c.runs for c in refused.calls] == [True, True, False] + [True] * 4 + [False, False]
+    assert round(refused.denied_s, 3) == 2.85 and round(refused.saved_s, 3) == 1.9
+
+
+def test_saved_time_comes_only_from_batches_in_which_two_calls_run():
+    path = fixture("hand_parallel.jsonl")
+    # Both git commands denied: batch 4 runs nothing, so it saves nothing and is not parallel.
+    r = replay_session(path, Policy(deny=("Bash(git:*)",)))
+    assert r.parallel_batches == 2 and round(r.saved_s, 3) == round(0.6 + 0.5, 3)
+    assert not any(c.parallel for c in r.calls if c.batch == 4)
+    # Every batch of two loses a call: no parallel batch, nothing saved, however much is denied
+    # (the issue's session: 0 parallel batches and 171 s "saved", 90 % of it denied calls).
+    none = replay_session(path, Policy(deny=("Read", "Bash(git status)")))
+    assert none.parallel_batches == 0 and none.saved_s == 0.0 and none.denied_s > 0
+    assert none.simulated_s == none.serial_s
 
 
 def test_a_pretooluse_hook_from_settings_runs_for_real(tmp_path):

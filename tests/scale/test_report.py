@@ -29,7 +29,18 @@ def test_tables_count_what_the_replays_found(report):
     assert report.by_rule().rows[:2] == [["tool: the path is inside the working directories", "allow", 5],
                                          ["default: no rule allows it", "prompt", 4]]
     text = str(report)
-    assert "prompts (a person asked)" in text and "time saved by parallel batches (s)" in text
+    assert "prompts (a person asked)" in text and "saved by running in parallel (s)" in text
+    rows = {r["metric"]: r["value"] for r in report.summary().to_dicts()}
+    # hand_parallel's times (tests/scale/test_replay.py): 8.15 s one at a time, 6.25 s in
+    # batches, 1.9 s saved, 2.85 s estimated; hand_broken adds u1 (TodoWrite, 1.0 s, measured)
+    # and u3 (a Bash that asks, 1.0 s span, estimated as the smaller of its span and the
+    # session's median, 1.0 s); u2 has no result (unknown).
+    assert rows["tool time of the calls that run, one at a time (s)"] == 10.15
+    assert rows["  estimated: a person was or may have been asked (s)"] == 3.85
+    assert rows["saved by running in parallel (s)"] == 1.9
+    assert rows["calls whose duration is unknown (left out)"] == 1
+    for label, value in rows.items():  # counts are integers, seconds floats
+        assert isinstance(value, int) == (not label.endswith("(s)")), label
 
 
 def test_charts_are_svg_and_the_report_renders_as_html(report):

@@ -9,6 +9,7 @@ real numbers.
 
 from __future__ import annotations
 
+import html
 import re
 import xml.etree.ElementTree as ET
 
@@ -40,8 +41,12 @@ def svgs(page: str) -> list[ET.Element]:
 
 
 def shown(svg: ET.Element) -> list[str]:
-    """The text a reader sees (without tooltips)."""
-    return [(t.text or "") + "".join((c.tail or "") for c in t) for t in svg.iter(f"{SVG}text")]
+    """The text a reader sees (without tooltips): a wrapped label's lines joined by a space."""
+    out = []
+    for t in svg.iter(f"{SVG}text"):
+        lines = [c.text or "" for c in t if c.tag == f"{SVG}tspan"]
+        out.append(" ".join(lines) if lines else (t.text or "") + "".join((c.tail or "") for c in t))
+    return out
 
 
 def luminance(colour: str) -> float:
@@ -110,19 +115,49 @@ def test_counts_are_drawn_as_integers(tmp_path):
     assert "22.9 s" in shown(ET.fromstring(BarChart("time", ["t"], {"serial": [22.94]}, " s").to_svg()))
 
 
-def test_long_labels_stay_visible_and_the_longest_keep_their_whole_text_as_a_tooltip():
+def test_no_label_is_cut_long_ones_wrap_and_every_one_has_its_whole_text_as_a_tooltip():
+    short = "Bash(git status) (project)"
     sixty = "tool: the path is inside the working directories of the sess"
     long = "default: no rule allows it, and the mode says nothing about this call at all, nor does a hook"
-    assert len(sixty) == 60 and len(long) > MAX_LABEL
-    svg = ET.fromstring(BarChart("rules", [sixty, long], {"allow": [3, 4]}).to_svg())
+    assert len(short) < 30 < MAX_LABEL < len(sixty) < len(long)
+    chart = BarChart("rules", [short, sixty, long], {"allow": [3, 4, 5]})
+    svg = ET.fromstring(chart.to_svg())
     drawn = shown(svg)
-    assert sixty in drawn
-    cut = next(t for t in drawn if t.startswith(long[:40]))
-    assert len(cut) >= 60 and cut.endswith("…")
-    assert long in [t.text for t in svg.iter(f"{SVG}title")]
-    # Wide enough that no label runs into the bars: the label column fits the longest shown label.
-    bars = [float(r.get("x")) for r in svg.iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None]
-    assert min(bars) >= 6.0 * MAX_LABEL
+    assert short in drawn and sixty in drawn and long in drawn  # whole, over as many lines as they need
+    assert not [t for t in drawn if "…" in t or t.endswith("...")]
+    titles = [t.text for t in svg.iter(f"{SVG}title")]
+    assert {short, sixty, long} <= set(titles)
+    for text in svg.iter(f"{SVG}text"):
+        for line in text.iter(f"{SVG}tspan"):
+            assert len(line.text or "") <= MAX_LABEL
+    # Wide enough that no line runs into the bars, and each wrapped row is taller, so none overlap.
+    bars = sorted((float(r.get("y")), float(r.get("x"))) for r in svg.iter(f"{SVG}rect") if r.find(f"{SVG}title") is not None)
+    assert min(x for _, x in bars) >= 6.0 * MAX_LABEL
+    ys = [y for y, _ in bars]
+    assert ys[1] - ys[0] >= 18 and ys[2] - ys[1] >= 2 * 14  # the second label takes two lines
+    wrapped_lines = [len(list(t.iter(f"{SVG}tspan"))) for t in svg.iter(f"{SVG}text") if list(t.iter(f"{SVG}tspan"))]
+    assert wrapped_lines == [2, 3]
+
+
+def test_the_time_chart_says_what_is_measured_what_estimated_and_what_parallel_saves(one):
+    chart = one.time_chart()
+    drawn = shown(ET.fromstring(chart.to_svg()))
+    assert "saved by running in parallel" in drawn and "observed, people's waits included" in drawn
+    # hand_parallel (tests/scale/test_replay.py): 8.15 s one at a time, 2.85 s of it estimated; 1.9 s saved.
+    assert "5.3 s measured, 2.9 s estimated" in drawn and "1.9 s" in drawn
+    assert "estimated" in chart.title
+
+
+def test_comparison_counts_are_integers_and_times_say_seconds(cmp):
+    rows = cmp.summary().to_dicts()
+    for row in rows:
+        counts = not row["metric"].endswith("(s)")
+        assert all(isinstance(row[k], int) == counts for k in ("current", "proposed", "change")), row
+    for line in str(cmp.summary()).splitlines()[3:]:  # past the title, the header and its rule
+        if "(s)" not in line:
+            assert not re.search(r"\d\.\d", line), line  # a count drawn as "3.00"
+    saved = next(r for r in rows if r["metric"] == "saved by running in parallel (s)")
+    assert (saved["current"], saved["proposed"]) == (1.9, 1.9) and "-0.00" not in str(cmp.summary())
 
 
 def test_decisions_per_tool_drop_no_tool(tmp_path):
@@ -140,10 +175,11 @@ def test_decisions_per_tool_drop_no_tool(tmp_path):
 # -- the report's shape ------------------------------------------------------------------------------
 def test_the_report_leads_with_a_one_sentence_headline(one):
     headline = one.headline()
-    assert headline == ("1 session, 9 calls: 3 prompts (33 %), 6 allowed, 0 denied; 3 batches would run in parallel "
-                        "(12.3 s of tool time one call at a time, 9.8 s with these batches).")
+    # The hand count of tests/scale/test_replay.py: 1.9 s saved of 8.15 s, 2.85 s of it estimated (35 %).
+    assert headline == ("1 session, 9 calls: 3 prompts (33 %), 6 allowed, 0 denied; 3 batches would run calls in parallel, "
+                        "saving 1.9 s of 8.2 s of tool time (35 % of it estimated: people's waits are not tool time).")
     page = one._repr_html_()
-    assert page.index(headline) < page.index("<table") < page.index("<details")
+    assert page.index(html.escape(headline)) < page.index("<table") < page.index("<details")
     assert str(one).startswith(f"current: {headline}")
 
 
@@ -212,6 +248,9 @@ def test_policies_with_their_own_names_are_still_labelled_current_and_proposed()
     both = compare_policies([fixture("hand_parallel.jsonl")], Policy(name="team"), Policy(name="strict", mode="dontAsk"),
                             workers=1, progress=False)
     assert both.chart().labels == ["current (team)", "proposed (strict)"]
+    for chart in (both.chart(), both.tools_chart()):
+        assert chart.title.endswith("current (team) and proposed (strict)")
+        assert "current (team)" in shown(ET.fromstring(chart.to_svg()))
     assert both.headline().startswith("team → strict, 1 session")
 
 
