@@ -1,7 +1,7 @@
 """Every permission ask as ``session/request_permission``: the client draws the buttons.
 
 The options are those of the notebook's approval row: Allow once; Always allow, which
-saves the narrowest rule the permissions suggest (the request's first suggested rule)
+saves the rules the permissions suggest for the call (all of them, as the notebook does)
 into the project's .claude/settings.local.json, as Claude Code's "don't ask again"
 does (offered only when a rule names the call); and Reject, which stops the turn for the
 person to say how to go on. A request the client answers ``cancelled`` (it does so for
@@ -49,7 +49,8 @@ class ClientApprover:
         self.preview = preview
 
     async def __call__(self, request: ApprovalRequest) -> ApprovalAnswer:
-        rule = request.suggested_rules[0] if request.suggested_rules else None
+        rules = request.suggested_rules  # saved together, as the notebook's Always allow saves them
+        rule = ", ".join(rules) if rules else None
         options = [ALLOW_ONCE, ALLOW_ALWAYS, REJECT] if rule is not None else [ALLOW_ONCE, REJECT]
         content = [*await self.preview(request), tool_content(text_block(_explanation(request.reason, rule)))]
         tool_call = ToolCallUpdate(
@@ -68,7 +69,7 @@ class ClientApprover:
         if chosen == ALLOW_ONCE.option_id:
             return ApprovalAnswer.allow()
         if chosen == ALLOW_ALWAYS.option_id and rule is not None:
-            return ApprovalAnswer.allow_always((rule,), destination="localSettings")
+            return ApprovalAnswer.allow_always(rules, destination="localSettings")
         if chosen not in (None, REJECT.option_id):
             log.warning("session %s: unknown permission option %r taken as a rejection", self.session_id, chosen)
         return ApprovalAnswer.deny()  # rejected, cancelled, or an option we never offered

@@ -80,7 +80,7 @@ class NbtoolschedAgent:
         session_id = str(uuid.uuid4())
         session = await AcpSession.open(self.config, self._client(), self.capabilities, session_id, folder, mcp_servers or [])
         self.sessions[session_id] = session
-        return NewSessionResponse(session_id=session_id, modes=session_modes(session.permissions.mode),
+        return NewSessionResponse(session_id=session_id, modes=session_modes(session.permissions),
                                   field_meta=_left_out(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
@@ -98,7 +98,7 @@ class NbtoolschedAgent:
                                         mcp_servers or [], transcript=transcript)
         self.sessions[session_id] = session
         await session.replay()
-        return LoadSessionResponse(modes=session_modes(session.permissions.mode), field_meta=_left_out(session))
+        return LoadSessionResponse(modes=session_modes(session.permissions), field_meta=_left_out(session))
 
     async def prompt(self, prompt: list[PromptBlock], session_id: str, **kwargs: Any) -> PromptResponse:
         return await self._session(session_id).prompt(prompt)

@@ -16,6 +16,8 @@ prompt answers ``cancelled``. The transcript is written as Claude Code writes it
 
 from __future__ import annotations
 
+import json
+
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,8 +181,12 @@ class AcpSession:
 
     # -- modes ------------------------------------------------------------------------------
     def set_mode(self, mode: str) -> None:
-        if mode not in MODES:
-            raise RequestError(INVALID_PARAMS, f"unknown mode {mode!r}; the modes are {', '.join(MODES)}", {"modeId": mode})
+        modes = allowed_modes(self.permissions)
+        if mode not in modes:
+            why = ("the settings disable it (permissions.disableBypassPermissionsMode)" if mode in MODES
+                   else "it is not a mode")
+            raise RequestError(INVALID_PARAMS, f"mode {mode!r} cannot be chosen: {why}; the modes are {', '.join(modes)}",
+                               {"modeId": mode})
         self.permissions.mode = mode
 
     # -- pieces ------------------------------------------------------------------------------
@@ -194,7 +200,21 @@ class AcpSession:
         await self.tasks.aclose()
 
 
-def session_modes(current: str) -> SessionModeState:
+def allowed_modes(permissions: Permissions) -> list[str]:
+    """The modes a person may pick: all but bypassPermissions when a settings file sets
+    ``permissions.disableBypassPermissionsMode`` to ``"disable"``, as Claude Code honours it."""
+    for path in permissions.settings_files:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        block = data.get("permissions") if isinstance(data, dict) else None
+        if isinstance(block, dict) and block.get("disableBypassPermissionsMode") == "disable":
+            return [mode for mode in MODES if mode != "bypassPermissions"]
+    return list(MODES)
+
+
+def session_modes(permissions: Permissions) -> SessionModeState:
     """The permission modes, as the client's mode picker shows them."""
-    return SessionModeState(current_mode_id=current,
-                            available_modes=[SessionMode(id=mode, name=MODE_TITLES.get(mode, mode)) for mode in MODES])
+    return SessionModeState(current_mode_id=permissions.mode, available_modes=[
+        SessionMode(id=mode, name=MODE_TITLES.get(mode, mode)) for mode in allowed_modes(permissions)])

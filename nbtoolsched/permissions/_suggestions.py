@@ -22,6 +22,7 @@ the first choice may be a rule that does not, since nothing narrower could.
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
@@ -65,6 +66,16 @@ def rule_choices(tool: Tool, data: dict[str, Any], cwd: str, *, hints: Sequence[
         suggested, narrower = _shell_choices(tool.name, data[field_name], cwd, root or cwd, hints, covers)
     elif tool.permission_kind == "edit" and (target := _edit_path(tool, data, cwd)) is not None:
         suggested, narrower = _edit_choices(target, cwd, root or cwd, covers)
+    elif tool.permission_kind == "read":
+        # The folder read, never the whole tool: "always" for one Read of /etc/hostname must
+        # not let every later Read of any file through (Claude Code offers the folder too).
+        target = _edit_path(tool, data, cwd)
+        folder = None if target is None else target if os.path.isdir(target) else os.path.dirname(target)
+        rule = None if folder is None else edit_folder_rule(folder, cwd, root or cwd, tool="Read")
+        suggested = (rule,) if rule is not None else ()
+    elif tool.name == "WebFetch":
+        host = urlsplit(str(data.get("url", ""))).hostname
+        suggested = (f"WebFetch(domain:{host})",) if host else ()
     else:
         suggested = tuple(hints) or (tool.name,)
     suggested = tuple(r for r in dict.fromkeys(suggested) if offerable(r))
@@ -183,7 +194,7 @@ def edit_path_rule(path: str, cwd: str, root: str) -> str | None:
     return _edit_rule(content)
 
 
-def edit_folder_rule(folder: str, cwd: str, root: str) -> str | None:
+def edit_folder_rule(folder: str, cwd: str, root: str, *, tool: str = "Edit") -> str | None:
     """``Edit(src/**)`` for a folder inside ``cwd``, ``Edit(//abs/folder/**)`` for one
     outside; None for ``cwd`` itself and for ``/`` (every file of the project, or of the disk)."""
     folder, cwd = os.path.normpath(folder), os.path.normpath(cwd)
@@ -191,7 +202,7 @@ def edit_folder_rule(folder: str, cwd: str, root: str) -> str | None:
         return None
     inside = folder.startswith(cwd.rstrip(os.sep) + os.sep)
     content = _relative(folder, cwd) if inside else "/" + _glob_escape(folder)
-    return _edit_rule(content + "/**")
+    return _edit_rule(content + "/**", tool)
 
 
 def _relative(path: str, cwd: str) -> str:
@@ -203,6 +214,6 @@ def _glob_escape(text: str) -> str:
     return "".join("\\" + c if c in _GLOB else c for c in text)
 
 
-def _edit_rule(content: str) -> str | None:
-    rule = f"Edit({escape_rule_content(content)})"
+def _edit_rule(content: str, tool: str = "Edit") -> str | None:
+    rule = f"{tool}({escape_rule_content(content)})"
     return rule if offerable(rule) else None

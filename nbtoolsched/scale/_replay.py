@@ -63,7 +63,6 @@ tool_result, people's waits included.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import heapq
 import json
@@ -704,16 +703,9 @@ def cpu_ms_per_session(
             spent += time.process_time() - started
         return spent
 
-    seconds = asyncio.run(rounds()) if not _loop_running() else run_sync(rounds(), reenter=False)
+    seconds = run_sync(rounds(), reenter=False)  # a loop of its own, in a notebook cell too
     return 1000 * seconds / (len(files) * repeat)
 
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 # -- re-running the read-only calls ----------------------------------------------------------------

@@ -105,3 +105,18 @@ def test_the_default_model_without_a_key_is_refused_when_the_session_starts(monk
         make()
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     assert make().name == "claude-sonnet-4-6"
+
+
+def test_bypass_mode_is_not_offered_or_accepted_when_the_settings_disable_it(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbtoolsched.acp._session import allowed_modes, session_modes
+    from nbtoolsched.permissions._engine import Permissions
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "user"))
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"disableBypassPermissionsMode": "disable"}}))
+    permissions = Permissions.from_settings(tmp_path)
+    assert "bypassPermissions" not in allowed_modes(permissions) and "acceptEdits" in allowed_modes(permissions)
+    assert "bypassPermissions" not in [m.id for m in session_modes(permissions).available_modes]
+    (tmp_path / ".claude" / "settings.json").write_text("{}")
+    assert "bypassPermissions" in allowed_modes(Permissions.from_settings(tmp_path))

@@ -133,10 +133,10 @@ async def test_an_edit_outside_the_project_is_named_from_the_root(project, tmp_p
     assert found.alternatives == (f"Edit(/{outside}/**)", "Edit")
 
 
-async def test_other_tools_offer_their_name(project):
+async def test_webfetch_offers_the_domain_and_the_whole_tool_only_as_the_broadest_choice(project):
     fetch = REGISTRY["WebFetch"]
     found = await choices(Permissions(cwd=project), fetch, {"url": "https://example.com", "prompt": "read"}, project)
-    assert (found.suggested, found.alternatives) == (("WebFetch",), ())
+    assert (found.suggested, found.alternatives) == (("WebFetch(domain:example.com)",), ("WebFetch",))
 
 
 # -- never a prefix that lets a program run anything ------------------------------------------------
@@ -361,3 +361,19 @@ def test_the_first_suggestion_matches_its_command_exactly_when_loaded_back(comma
 def test_a_command_with_a_backslash_star_still_gets_a_rule_that_matches_it():
     found = rule_choices(BASH, {"command": "echo 'a\\*b'"}, "/")
     assert found.suggested == ("Bash(echo:*)",)
+
+
+def test_always_allowing_one_read_or_fetch_never_offers_the_whole_tool(tmp_path: Path) -> None:
+    """An outside review saved `Read` for one Read of /etc/hostname; /etc/shadow then ran unasked."""
+    from nbtoolsched.tools import GlobTool, GrepTool, ReadTool, WebFetchTool
+
+    project = str(tmp_path)
+    assert rule_choices(ReadTool(), {"file_path": "/etc/hostname"}, project).suggested == ("Read(//etc/**)",)
+    assert rule_choices(GrepTool(), {"pattern": "x", "path": "/etc"}, project).suggested == ("Read(//etc/**)",)
+    assert rule_choices(GlobTool(), {"pattern": "*", "path": "/usr/share"}, project).suggested == ("Read(//usr/share/**)",)
+    assert rule_choices(ReadTool(), {"file_path": "/hostname"}, project).suggested == ()  # the whole disk: no rule
+    assert rule_choices(WebFetchTool(), {"url": "https://docs.python.org/3/", "prompt": "p"}, project).suggested == (
+        "WebFetch(domain:docs.python.org)",)
+    for found in (rule_choices(ReadTool(), {"file_path": "/etc/hostname"}, project),
+                  rule_choices(WebFetchTool(), {"url": "https://x.org", "prompt": "p"}, project)):
+        assert "Read" not in found.suggested and "WebFetch" not in found.suggested
