@@ -14,7 +14,7 @@ and must give the same outputs with the variable set or not.
 Set ``NBTOOLSCHED_NOTEBOOKS_LIVE=1`` to keep the key (then use ``--nbval-lax``, since a
 real model's answers cannot match stored outputs).
 
-A cell tagged ``needs-kernel-overlay`` (chapter 07) shows a speculation in the kernel
+A cell tagged ``needs-kernel-overlay`` (chapter 08) shows a speculation in the kernel
 overlay, which needs the OS sandbox and overlayfs. Its stored outputs are that run's, and
 they are compared where the overlay can start; where it cannot, the cell still runs (and
 must not fail: speculation falls back to the path-rewriting overlay and says why), but its

@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-CHAPTERS = [f"{n:02d}" for n in range(13)]
+CHAPTERS = [f"{n:02d}" for n in range(16)]
 PATHS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
 

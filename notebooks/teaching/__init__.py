@@ -66,7 +66,7 @@ def _clean_up() -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
-# -- overlayfs's marks, made by hand (chapter 07) ----------------------------------------------
+# -- overlayfs's marks, made by hand (chapter 08) ----------------------------------------------
 # Where the OS cannot make them (not Linux, or a file system without extended attributes),
 # the marks are kept here instead, so the chapter's lookup exercise runs everywhere; the
 # library's lookup reads only the real marks.
