@@ -12,19 +12,24 @@ in every session::
     compare_policies(paths, current, Policy.from_settings("proposed.json", name="proposed"))
     run_sessions([AgentTask(model_factory, "fix the bug", policy, workdir=...)], engine="ray")
 
-The default engine is local (asyncio for agent sessions, a process pool for replays);
+    for result in iter_sessions(tasks, run_dir="runs/nightly", timeout=60):
+        ...                     # as they finish; results.jsonl written as they come
+
+The default engine is local (asyncio for agent sessions, worker processes for replays);
 ``engine="ray"`` or ``RayEngine(address=...)`` runs the same tasks on Ray, an optional
-extra (``pip install "nbtoolsched[ray]"``). Nothing here imports Ray until asked.
-Results are plain dataclasses (``SessionReplay.calls`` holds one decision per call,
-``ScaleRun.results`` one result per session); reports hold tables and SVG charts.
+extra (``pip install "nbtoolsched[ray]"``), and joins the cluster ``RAY_ADDRESS`` names.
+Nothing here imports Ray until asked. Results are plain dataclasses
+(``SessionReplay.calls`` holds one decision per call, ``ScaleRun.results`` one result
+per session, ``ScaleRun.summary`` the run summed up); reports hold tables and SVG charts.
 """
 
 from .._exports import publish
-from ._agents import AgentSummary, AgentTask
-from ._engines import RayEngine, ReplayTask, ScaleRun, arun_sessions, run_sessions
+from ._agents import AgentSummary, AgentTask, SessionArtifacts
+from ._engines import RayEngine, ReplayTask, ScaleRun, SessionResult, SessionStream, arun_sessions, iter_sessions, run_sessions
 from ._policy import Policy
 from ._replay import SessionReplay, replay_session
 from ._report import PolicyComparison, PolicyReport
+from ._results import RunSummary
 from ._simulate import compare_policies, replay, transcript_files
 from ._synthetic import write_synthetic_transcripts
 
@@ -36,10 +41,15 @@ __all__ = [
     "PolicyReport",
     "RayEngine",
     "ReplayTask",
+    "RunSummary",
     "ScaleRun",
+    "SessionArtifacts",
     "SessionReplay",
+    "SessionResult",
+    "SessionStream",
     "arun_sessions",
     "compare_policies",
+    "iter_sessions",
     "replay",
     "replay_session",
     "run_sessions",

@@ -56,6 +56,28 @@ def sleeper_task(folder: Path, n: int) -> AgentTask:
                      workdir=str(folder / f"sleep{n}"), name=f"sleep{n}")
 
 
+def stalling_policy(folder: Path) -> Policy:
+    """A policy whose PreToolUse hook, while ``folder/stall`` exists, writes its own pid and
+    its parent's (the worker process replaying the session) to ``folder/hooks/`` and waits:
+    a worker caught mid-session, for a test to kill. Without the file it says nothing, so
+    the replays decide as under no hook at all."""
+    (folder / "hooks").mkdir(parents=True, exist_ok=True)
+    command = (f"if [ -e {folder}/stall ]; then echo $$ $PPID > {folder}/hooks/$$.pids; "
+               f"while [ -e {folder}/stall ]; do sleep 0.05; done; fi")
+    hooks = {"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]}}
+    return Policy(name="stalling", deny=("Bash(rm:*)",), settings=(SettingsSource("userSettings", "stall.json", hooks),))
+
+
+def stalled(folder: Path) -> list[tuple[int, int]]:
+    """(hook, worker) pids of the hooks waiting on ``folder/stall``."""
+    found = []
+    for path in sorted((folder / "hooks").glob("*.pids")):
+        text = path.read_text().split()
+        if len(text) == 2:
+            found.append((int(text[0]), int(text[1])))
+    return found
+
+
 def pids_of(folder: Path) -> list[int]:
     return [int(p) for f in sorted(folder.glob("sleep*/pids.txt")) for p in f.read_text().split()]
 
