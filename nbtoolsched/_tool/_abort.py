@@ -59,12 +59,13 @@ class AbortSignal:
         return None
 
     def abort(self, reason: str = USER_ABORT) -> None:
-        if self._reason is not None:
+        """Abort this node and its children; bubble to the parent if told to. A node already
+        aborted, by itself or through an ancestor, ignores it (as an AbortController whose
+        parent's abort reached it does): its reason stays, and nothing bubbles."""
+        if self.aborted:
             return
-        inherited = self.reason
         self._reason = reason
-        if inherited is None:
-            self._fire(reason)
+        self._fire(reason)
         if self._bubble is not None:
             self._bubble(reason)
 

@@ -5,16 +5,20 @@ Order (reference §4.4 and §3.3 step 7):
   call that is not read-only is denied) → tool-wide ask → own ask that must prompt
   (content ask rule, safety check, a tool needing a person) → hook ask / hook allow →
   bypassPermissions → tool-wide allow → own allow → ask.
-An ``ask`` from the rules is then settled by the mode: dontAsk denies it, auto lets the
-classifier decide (until it has refused too often), otherwise a person is asked. A
+An ``ask`` from the rules is then settled by the mode: dontAsk denies it; auto allows it
+when the acceptEdits fast path or the safe-tool allowlist does (reference §4.2), else lets
+the classifier decide (until it has refused too often); otherwise a person is asked. A
 PreToolUse hook's ``ask`` goes to the person in every mode, as in Claude Code (its
 dontAsk and auto mode convert only the rule engine's asks). Before a person is asked,
 PermissionRequest hooks may answer instead; after the classifier refuses a call,
 PermissionDenied hooks run.
-Deliberately stricter than Claude Code in three places: a hook's ``ask`` does not skip
-deny rules, plan mode denies (rather than asks for) calls that are not read-only, and an
-input that a PermissionRequest hook or the approver puts in place is checked again
-(``_recheck``) instead of being run as given.
+Deliberately stricter than Claude Code in five places: a hook's ``ask`` does not skip
+deny rules; the tool's own deny (a content deny rule) is read before a tool-wide ask rule
+(Claude Code asks at step 1b first, and a yes runs the call); plan mode denies (rather than
+asks for) calls that are not read-only; auto mode keeps an ask rule's ask for a person
+(Claude Code sends it through the fast paths and the classifier); and an input that a
+PermissionRequest hook or the approver puts in place is checked again (``_recheck``)
+instead of being run as given.
 
 The class is built in layers, one job per module, each importing only the ones below:
 ``_own_check`` (the tool's own check, where a Bash command runs), ``_judge`` (the rule
@@ -222,15 +226,12 @@ class Permissions(AskPerson):
     async def _auto(self, request: PermissionRequest, decision: Decision) -> Decision | None:
         """Settle an ask without a person, or None to fall back to asking."""
         tool = request.tool
-        if is_immune_ask(decision) or _requires_person(tool):
+        if _auto_keeps_for_person(tool, decision):
             return None
-        fast = await self._own_check(self._facts(tool, request.input, request.parsed, request.ctx, mode="acceptEdits"), request.ctx)
-        if fast.behavior == "allow":
+        fast = await self._auto_fast(tool, request.input, request.parsed, request.ctx)
+        if fast is not None:
             self.denials.record_allow()
-            return replace(fast, reason=DecisionReason("mode", "auto mode: allowed as acceptEdits would allow it"))
-        if tool.name in AUTO_SAFE_TOOLS:
-            self.denials.record_allow()
-            return Decision.allow(None, DecisionReason("mode", f"auto mode allows {tool.name} without asking"))
+            return fast
         if self.denials.exhausted:
             return None
         verdict = await self.classifier.classify(
@@ -244,6 +245,18 @@ class Permissions(AskPerson):
         if await self._permission_denied(request, verdict.reason):
             message += " The PermissionDenied hook indicated this command is now approved. You may retry it if you would like."
         return Decision.deny(message, DecisionReason("classifier", verdict.reason))
+
+    async def _auto_fast(self, tool: Tool, input: dict[str, Any], parsed: Any, ctx: ToolContext) -> Decision | None:
+        """Auto mode's allows that need no classifier (reference §4.2): the acceptEdits fast
+        path (the tool's own check, judged as in acceptEdits mode, allows the call), then
+        the safe-tool allowlist; None when neither applies and the classifier decides.
+        A run (``_auto``) and ``explain`` both ask this, so they agree."""
+        fast = await self._own_check(self._facts(tool, input, parsed, ctx, mode="acceptEdits"), ctx)
+        if fast.behavior == "allow":
+            return replace(fast, reason=DecisionReason("mode", "auto mode: allowed as acceptEdits would allow it"))
+        if tool.name in AUTO_SAFE_TOOLS:
+            return Decision.allow(None, DecisionReason("mode", f"auto mode allows {tool.name} without asking"))
+        return None
 
     # -- explaining (everything before asking) ------------------------------------------------
     async def evaluate(
@@ -268,24 +281,46 @@ class Permissions(AskPerson):
         loop, so it runs on one of its own (``run_sync(..., reenter=False)``)."""
         tool = tool_name if isinstance(tool_name, Tool) else self.tool_for(tool_name)
         ctx = ToolContext(cwd or self.cwd, permission_context=self)
-        result = run_sync(self.evaluate(tool, input, None, ctx, hook_decision), reenter=False)
-        if result.behavior == "ask":
-            if _from_hook(result.decision):
-                result.steps.append("a hook's ask goes to a person in every mode: the approver would be asked")
-            elif self._mode == "dontAsk":
-                result.decision = _dont_ask(tool.name, result.decision)
-                result.behavior = "deny"
-                result.steps.append("dontAsk mode turns the ask into a deny")
-            elif self._mode == "auto":
-                result.steps.append("auto mode: the classifier would decide (unless this ask must reach a person)")
+        return run_sync(self._explained(tool, input, ctx, hook_decision), reenter=False)
+
+    async def _explained(self, tool: Tool, input: dict[str, Any], ctx: ToolContext, hook_decision: Decision | None) -> Explanation:
+        """``explain``'s work: the rule order, then what the mode does with an ask, as a run
+        would settle it short of asking a person or the classifier."""
+        result = await self.evaluate(tool, input, None, ctx, hook_decision)
+        if result.behavior != "ask":
+            return result
+        if _from_hook(result.decision):
+            result.steps.append("a hook's ask goes to a person in every mode: the approver would be asked")
+        elif self._mode == "dontAsk":
+            result.decision = _dont_ask(tool.name, result.decision)
+            result.behavior = "deny"
+            result.steps.append("dontAsk mode turns the ask into a deny")
+        elif self._mode == "auto":
+            if _auto_keeps_for_person(tool, result.decision):
+                result.steps.append("auto mode keeps this ask for a person (an ask rule, a safety check or a tool that needs one): the approver would be asked")
+                return result
+            judged = hook_decision.updated_input if hook_decision is not None and hook_decision.updated_input is not None else input
+            fast = await self._auto_fast(tool, judged, _parse(tool, judged), ctx)
+            if fast is None:
+                result.steps.append("auto mode: the classifier would decide (explain runs no classifier)")
             else:
-                result.steps.append("the approver would be asked")
+                result.decision, result.behavior = fast, "allow"
+                result.steps.append(f"auto mode settles the ask without the classifier: {fast.reason.describe() if fast.reason else 'allowed'}")
+        else:
+            result.steps.append("the approver would be asked")
         return result
 
     def tool_for(self, name: str) -> Tool:
         """The tool a decision by name is made for: one given as ``tools=``, else a stand-in
         known only by its name (a transcript replay meets tools no registry here has)."""
         return self.tools.get(name) or NamedTool(name)
+
+
+def _auto_keeps_for_person(tool: Tool, decision: Decision) -> bool:
+    """An ask auto mode never settles itself: an ask rule's, a safety check's, or one for a
+    tool that needs a person (stricter than Claude Code for ask rules, which there reach
+    the acceptEdits fast path, the safe-tool allowlist and the classifier)."""
+    return is_immune_ask(decision) or _requires_person(tool)
 
 
 def _dont_ask(tool_name: str, decision: Decision) -> Decision:
