@@ -18,10 +18,10 @@ path applies them as we do. We apply them on every path.)
 
 When a shell tool fails, its running siblings are stopped and calls not yet started never
 start, as in Claude Code's streaming executor. As there, an exit status that answers the
-question is not a failure (grep or rg finding nothing, diff finding differences, test
-being false; Claude Code's table also counts find's exit 1, we do not), and each stopped
-sibling is told which call failed. Our text adds that the user did not interrupt, and
-what to do next.
+question is not a failure (grep or rg finding nothing, find's exit 1, diff finding
+differences, test being false: Claude Code's table, ``BENIGN_EXIT_CODES`` in
+``shell/_allowlists.py``), and each stopped sibling is told which call failed. Our text
+adds that the user did not interrupt, and what to do next.
 
 Lifetimes: the executor is an async context manager around an ``asyncio.TaskGroup``;
 every call is a task of that group, so none outlives the ``async with`` block. The abort

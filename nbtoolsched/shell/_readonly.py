@@ -397,10 +397,10 @@ def is_benign_exit(command: str, exit_code: int) -> bool:
 
     grep/egrep/fgrep/rg and ``git grep`` exit 1 when nothing matched, diff/cmp and
     ``git diff --exit-code/--quiet`` when the inputs differ, test/[/[[ when the test is
-    false. Judged on the command whose status the shell returns (the last of a
-    pipeline or list); exit 0 is never a failure; everything else is. (Claude Code's
-    command-semantics table also counts find's exit 1 as an answer; we do not: find exits
-    1 when a start folder is missing or unreadable, a failure the model should see.)
+    false, find's exit 1 (as Claude Code's command-semantics table counts it, though find
+    also exits 1 when a start folder is missing or unreadable). The table is
+    ``BENIGN_EXIT_CODES``. Judged on the command whose status the shell returns (the last
+    of a pipeline or list); exit 0 is never a failure; everything else is.
     """
     if exit_code == 0:
         return True

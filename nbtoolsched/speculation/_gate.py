@@ -53,7 +53,10 @@ WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead", "ToolSearch", "LSP", "TaskGet", "TaskList"})
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
 SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})  # they walk folders (in a kernel overlay: inside it)
-PATH_KEYS = ("notebook_path", "file_path", "path")  # the order Claude Code looks them up in
+# The input keys that hold a call's path, in the order we look them up. Claude Code's
+# speculation reads notebook_path, then path, then file_path; no built-in tool sends two
+# of them, so the order only matters for a tool of one's own that does (chapter 08).
+PATH_KEYS = ("notebook_path", "file_path", "path")
 DETAIL_LIMIT = 200
 # The session modes in which Claude Code lets a speculation edit (in the overlay). It also
 # lets plan mode edit when bypassPermissions is available; we have no such notion, so a
