@@ -14,8 +14,10 @@ and must give the same outputs with the variable set or not.
 Set ``NBTOOLSCHED_NOTEBOOKS_LIVE=1`` to keep the key (then use ``--nbval-lax``, since a
 real model's answers cannot match stored outputs).
 
-A cell tagged ``needs-kernel-overlay`` (chapter 08) shows a speculation in the kernel
-overlay, which needs the OS sandbox and overlayfs. Its stored outputs are that run's, and
+A cell tagged ``needs-kernel-overlay`` (chapters 08, 14 and 15) shows the OS sandbox at
+work, or a speculation in the kernel overlay, which needs the OS sandbox and overlayfs
+(the tag asks for both, so chapter 14's sandbox cells go uncompared also where only
+overlayfs is missing). Its stored outputs are that run's, and
 they are compared where the overlay can start; where it cannot, the cell still runs (and
 must not fail: speculation falls back to the path-rewriting overlay and says why), but its
 outputs are not compared, and the run's summary says so and why.

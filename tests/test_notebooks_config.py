@@ -79,14 +79,69 @@ def test_live_views_are_saved_as_true_records(path: Path) -> None:
         assert live is None, f"a live state was saved ({live.group(0) if live else ''}):\n{cell.source[:200]}"
 
 
+EXERCISE = re.compile(r"^#+ Exercise\b", re.M)
+
+
+def _tags(cell: nbformat.NotebookNode) -> list[str]:
+    return list(cell.metadata.get("tags", []))
+
+
+def _folded(cell: nbformat.NotebookNode) -> bool:
+    return bool(cell.metadata.get("jupyter", {}).get("source_hidden"))
+
+
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
-def test_chapter_ends_with_exercises_and_worked_answers(path: Path) -> None:
-    """Exercises first; their answers after them, in a Solutions (or Worked answers) section."""
+def test_chapter_starts_with_a_knobs_cell(path: Path) -> None:
+    first = next((c for c in _code_cells(path) if c.source.startswith("# Knobs:")), None)
+    assert first is not None, "no code cell starting with '# Knobs:'"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
+def test_exercises_follow_their_sections_with_answers_out_of_sight(path: Path) -> None:
+    """Exercises sit after the section they practise, not in one block at the end; every
+    answer comes after its exercise and is folded (a ``solution`` code cell with its source
+    hidden, a written answer in a ``<details>`` block in a hidden markdown cell)."""
     cells = nbformat.read(path, as_version=4).cells
-    text = [c.source for c in cells if c.cell_type == "markdown"]
-    exercises = next((i for i, t in enumerate(text) if re.search(r"^#+ Exercises?\b", t, re.M)), None)
-    answers = next((i for i, t in enumerate(text) if re.search(r"^#+ (Worked answers?|Solutions)\b", t, re.M)), None)
-    assert exercises is not None and answers is not None and exercises < answers
+    exercises = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and EXERCISE.search(c.source)]
+    assert exercises, "no '### Exercise' heading"
+    sections = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and re.search(r"^## ", c.source, re.M)]
+    if len(sections) > 2:  # exercises are spread over the sections, not all after the last one
+        assert exercises[0] < sections[-1], "every exercise is after the last section: put each after its section"
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "code" and "solution" in _tags(cell):
+            assert _folded(cell), f"a solution cell whose source is not folded:\n{cell.source[:200]}"
+            assert cell.source.startswith("# Solution"), f"a solution cell not headed '# Solution':\n{cell.source[:200]}"
+            assert any(e < i for e in exercises), f"a solution before any exercise:\n{cell.source[:200]}"
+        if cell.cell_type == "markdown" and "<details>" in cell.source and re.search(r"<summary>[^<]*(Answer|Solution)", cell.source):
+            assert _folded(cell), f"a written answer whose cell is not folded:\n{cell.source[:200]}"
+        if cell.cell_type == "markdown":
+            assert not re.search(r"^#+ (Worked answers?|Solutions)\b", cell.source, re.M), \
+                "a Solutions section at the end: fold each answer after its exercise instead"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: p.name)
+def test_exercise_stubs_are_left_for_the_learner(path: Path) -> None:
+    """A stub the learner fills is stored unfilled (it raises NotImplementedError), and its
+    check says so in the stored output rather than failing the notebook."""
+    cells = _code_cells(path)
+    for i, cell in enumerate(cells):
+        if "exercise" not in _tags(cell):
+            continue
+        assert "NotImplementedError" in cell.source, f"an exercise stub that is already solved:\n{cell.source[:200]}"
+        later = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                        for c in cells[i + 1:i + 3] for o in c.outputs)
+        assert "not written yet" in later, f"no check after the stub says it is not written yet:\n{cell.source[:200]}"
+
+
+def test_notebooks_read_nothing_outside_their_folder() -> None:
+    """A reader with only the notebooks folder (and the installed package) can run them all."""
+    for path in PATHS:
+        for cell in _code_cells(path):
+            assert not re.search(r"""["'/]\.\./|\bparents?\[\d\]""", cell.source), \
+                f"{path.name} reads outside the notebooks folder:\n{cell.source[:200]}"
+        for cell in nbformat.read(path, as_version=4).cells:  # nor shows a picture from outside it
+            assert cell.cell_type != "markdown" or not re.search(r"\]\((\.\./|/)", cell.source), \
+                f"{path.name} shows a file outside the notebooks folder:\n{cell.source[:200]}"
 
 
 def _sanitizers() -> list[tuple[re.Pattern[str], str]]:
