@@ -24,13 +24,13 @@ per session, ``ScaleRun.summary`` the run summed up); reports hold tables and SV
 """
 
 from .._exports import publish
-from ._agents import AgentSummary, AgentTask, SessionArtifacts
-from ._engines import RayEngine, ReplayTask, ScaleRun, SessionResult, SessionStream, arun_sessions, iter_sessions, run_sessions
+from ._agents import AgentSummary, AgentTask
+from ._engines import RayEngine, ReplayTask, ScaleRun, SessionResult, arun_sessions, iter_sessions, run_sessions
 from ._policy import Policy
 from ._replay import SessionReplay, replay_session
 from ._report import PolicyComparison, PolicyReport
 from ._results import RunSummary
-from ._simulate import compare_policies, replay, transcript_files
+from ._simulate import compare_policies, replay
 from ._synthetic import write_synthetic_transcripts
 
 __all__ = [
@@ -43,17 +43,14 @@ __all__ = [
     "ReplayTask",
     "RunSummary",
     "ScaleRun",
-    "SessionArtifacts",
     "SessionReplay",
     "SessionResult",
-    "SessionStream",
     "arun_sessions",
     "compare_policies",
     "iter_sessions",
     "replay",
     "replay_session",
     "run_sessions",
-    "transcript_files",
     "write_synthetic_transcripts",
 ]
 

@@ -46,6 +46,7 @@ import collections
 import concurrent.futures
 import dataclasses
 import html
+import io
 import math
 import os
 import pickle
@@ -70,6 +71,7 @@ from ._work import ReplayTask, SessionResult, SessionValue, Task, describe, labe
 __all__ = ["ReplayTask", "RayEngine", "ScaleRun", "SessionResult", "SessionStream", "run_sessions", "iter_sessions",
            "arun_sessions", "ray_processes", "SessionValue"]
 
+MAX_TIMEOUT = 10_000_000.0  # seconds (about 115 days): past it, the worker's alarm timer cannot be set
 MAX_CHUNK = 64  # replays per chunk at most: a chunk is what one worker does between two progress ticks
 GRACE = 3.0  # seconds running local replay chunks get to finish when a run is cancelled
 Kind = Literal["replay", "agent"]
@@ -220,22 +222,42 @@ def _cancelled(items: Iterable[tuple[int, Task]], why: str = "the run was cancel
     return [SessionResult(index, label_of(task), "cancelled", None, why) for index, task in items]
 
 
-def _absolute(path: str) -> str:
-    return os.path.abspath(os.path.expanduser(path))
+def _absolute(path: str, base: str) -> str:
+    return os.path.abspath(os.path.join(base, os.path.expanduser(path)))
 
 
-def _resolved(task: Task) -> Task:
-    """The task with its paths made absolute against this process's folder."""
+def _resolved(task: Task, base: str) -> Task:
+    """The task with its paths made absolute against ``base``: the folder the run was made in."""
     if isinstance(task, ReplayTask):
-        path = _absolute(task.path)
-        checkout = _absolute(task.checkout) if task.checkout else task.checkout
+        path = _absolute(task.path, base)
+        checkout = _absolute(task.checkout, base) if task.checkout else task.checkout
         if path != task.path or checkout != task.checkout:
             return dataclasses.replace(task, path=path, checkout=checkout)
     elif isinstance(task, AgentTask) and task.workdir is not None:
-        workdir = _absolute(os.fspath(task.workdir))
+        workdir = _absolute(os.fspath(task.workdir), base)
         if workdir != task.workdir:
             return dataclasses.replace(task, workdir=workdir)
     return task
+
+
+class _MainFinder(pickle.Pickler):
+    """A pickler that notes whether what it pickles refers to a class or function of
+    ``__main__`` (which the local worker processes do not import)."""
+
+    names_main = False
+
+    def reducer_override(self, obj: Any) -> Any:
+        if (isinstance(obj, type) or callable(obj)) and getattr(obj, "__module__", None) == "__main__":
+            self.names_main = True
+        return NotImplemented
+
+
+def _names_main(value: object) -> bool:
+    """Does ``value`` pickle a reference into ``__main__``? Judged on what is pickled, so a
+    rule or a path that merely contains the text ``__main__`` does not count."""
+    finder = _MainFinder(io.BytesIO())
+    finder.dump(value)
+    return finder.names_main
 
 
 class _Plan:
@@ -247,6 +269,7 @@ class _Plan:
         self.tasks = tasks
         self.done = done
         self.where = where  # "ray", "processes" or "here": how tasks travel (what must pickle)
+        self.base = os.getcwd()  # relative paths mean this folder, whatever the folder when they are sent
         counts = self._check()
         self.replays, self.agents = counts
         self.chunk = chunk_size or max(1, min(MAX_CHUNK, math.ceil(self.replays / (workers * 4)) if self.replays else 1))
@@ -297,13 +320,13 @@ class _Plan:
             return
         how = "Ray sends tasks with cloudpickle" if self.where == "ray" else "the local worker processes take tasks through pickle"
         try:
-            data = dumps(value)
+            dumps(value)
         except Exception as err:  # noqa: BLE001 - any reason it cannot travel is the user's to hear
             raise ConfigurationError(
                 f"the {what} of task {index} ({label_of(task)}) cannot be pickled, so nothing was sent: {describe(err)}. "
                 f"{how}: give a module-level function or class, or a functools.partial of one, and let it make what "
                 "cannot travel (clients, open files, locks) where it runs") from err
-        if self.where == "processes" and b"__main__" in data:
+        if self.where == "processes" and _names_main(value):
             raise ConfigurationError(
                 f"the {what} of task {index} ({label_of(task)}) refers to the running script (__main__), which the local "
                 "worker processes do not import, so nothing was sent: define it in a module, or use engine='ray' (cloudpickle)")
@@ -318,7 +341,7 @@ class _Plan:
             i += 1
             if isinstance(task, want) and not self.done(i - 1):
                 self._cursor[kind] = i
-                return i - 1, _resolved(task)
+                return i - 1, _resolved(task, self.base)
         self._cursor[kind] = n
         return None
 
@@ -574,8 +597,13 @@ class SessionStream:
         self.retries = int(options.get("retries", 0))
         if self.retries < 0:
             raise ConfigurationError(f"retries must not be negative, got {self.retries}")
-        if self.timeout is not None and self.timeout <= 0:
-            raise ConfigurationError(f"timeout must be a positive number of seconds, got {self.timeout}")
+        if self.timeout is not None and (isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float))
+                                         or not math.isfinite(self.timeout) or not 0 < self.timeout <= MAX_TIMEOUT):
+            raise ConfigurationError(f"timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g} "
+                                     f"(or None for no limit), got {self.timeout!r}")
+        chunk = options.get("chunk_size")
+        if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1):
+            raise ConfigurationError(f"chunk_size must be a positive whole number of sessions (or None), got {chunk!r}")
         if workers is not None and workers < 1:
             raise ConfigurationError(f"workers must be a positive number, got {workers}")
         self.cancel_event = options.get("cancel") or threading.Event()
@@ -770,9 +798,21 @@ def run_sessions(tasks: Iterable[Task], **options: Unpack[RunOptions]) -> ScaleR
     stream = SessionStream(tasks, options, reraise=False)
     keep = options.get("keep_results", True)
     results: list[SessionResult] = []
-    for result in stream:
+    try:
+        for result in stream:
+            if keep:
+                results.append(result)
+    except KeyboardInterrupt:
+        # A Ctrl-C that landed between two results (writing one to the run directory, say),
+        # outside the run's own handler: stop what runs, and account for every session.
+        stream.close()
+        stream.cancelled = stream.interrupted = True
         if keep:
-            results.append(result)
+            seen = {r.index for r in results}
+            if stream.run_dir is not None and any(stream.run_dir.is_done(i) for i in range(len(stream.tasks)) if i not in seen):
+                results.extend(r for r in stream.run_dir.results() if r.index not in seen)  # saved, not yet handed out
+                seen = {r.index for r in results}
+            results.extend(_cancelled((index, task) for index, task in enumerate(stream.tasks) if index not in seen))
     results.sort(key=lambda r: r.index)
     return ScaleRun(results, stream.engine, stream.workers, stream.seconds, stream.cancelled, stream.summary, stream.interrupted,
                     os.fspath(stream.run_dir.path) if stream.run_dir is not None else None, stream.resumed)

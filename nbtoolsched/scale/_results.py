@@ -249,6 +249,8 @@ class RunDirectory:
 
     def __init__(self, folder: str | os.PathLike[str], sessions: int) -> None:
         self.path = Path(os.path.abspath(os.path.expanduser(os.fspath(folder))))
+        if self.path.exists() and not self.path.is_dir():
+            raise ConfigurationError(f"run_dir must be a folder (made if missing), but {self.path} is a file")
         self.path.mkdir(parents=True, exist_ok=True)
         self.sessions = sessions
         self.done = bytearray((sessions + 7) // 8)

@@ -169,9 +169,47 @@ def test_bad_arguments_are_refused_before_anything_runs_and_a_missing_path_fails
     run = run_sessions([ReplayTask(fixture(REAL[0]))] + [ReplayTask(str(tmp_path / f"missing-{n}.jsonl")) for n in range(2)],
                        workers=1, progress=False)
     assert [r.value.status for r in run.results] == ["ok", "unreadable", "unreadable"]
-    for bad in ({"retries": -1}, {"timeout": 0}, {"workers": 0}):
-        with pytest.raises(ConfigurationError):
-            run_sessions([], progress=False, **bad)
+    for bad, named in (({"retries": -1}, "retries"), ({"timeout": 0}, "timeout"), ({"workers": 0}, "workers"),
+                       ({"timeout": float("nan")}, "timeout"), ({"timeout": float("inf")}, "timeout"),
+                       ({"timeout": 1e12}, "timeout"), ({"timeout": "5"}, "timeout"), ({"chunk_size": -1}, "chunk_size"),
+                       ({"chunk_size": 0}, "chunk_size"), ({"chunk_size": "3"}, "chunk_size")):
+        with pytest.raises(ConfigurationError, match=named):
+            run_sessions([ReplayTask(fixture(REAL[0]))], progress=False, **bad)
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(ConfigurationError, match="run_dir must be a folder"):
+        run_sessions([ReplayTask(fixture(REAL[0]))], run_dir=tmp_path / "afile", progress=False)
+
+
+def test_relative_paths_mean_the_folder_the_run_was_made_in_and_main_in_a_rule_is_only_text(tmp_path, monkeypatch):
+    monkeypatch.chdir(TRANSCRIPTS)
+    policy = Policy(allow=("Read(**/__main__.py)",))  # the text __main__ in a rule refers to nothing of the script
+    with iter_sessions([ReplayTask(name, policy) for name in REAL], workers=2, chunk_size=1, progress=False) as stream:
+        monkeypatch.chdir(tmp_path)  # the consumer moves before the first session is sent
+        got = sorted(stream, key=lambda r: r.index)
+    assert [r.value.status for r in got] == [replay_session(fixture(n), policy).status for n in REAL]
+    assert all(r.value.status != "unreadable" for r in got)
+
+
+def test_a_ctrl_c_between_two_results_still_accounts_for_every_session(tmp_path, monkeypatch):
+    """A KeyboardInterrupt that lands outside the run's own handler (writing a result to the
+    run directory) still returns every session: finished, saved, or cancelled."""
+    from nbtoolsched.scale import _results
+    written = []
+    real_write = _results.RunDirectory.write
+
+    def write(self, result):
+        real_write(self, result)
+        written.append(result.index)
+        if len(written) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(_results.RunDirectory, "write", write)
+    tasks = [ReplayTask(fixture(name)) for name in REAL * 4]
+    run = run_sessions(tasks, workers=1, chunk_size=1, run_dir=tmp_path / "run", progress=False)
+    assert run.interrupted and run.cancelled
+    assert sorted(r.index for r in run.results) == list(range(len(tasks)))
+    assert {r.index for r in run.results if r.ok} == set(written)  # the third was saved before the interrupt
+    assert all(r.status == "cancelled" for r in run.results if r.index not in written)
 
 
 def test_a_policy_that_cannot_travel_to_the_workers_is_named_before_anything_runs(tmp_path):
