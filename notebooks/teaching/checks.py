@@ -13,8 +13,12 @@ written yet", never a traceback, so a notebook runs top to bottom before anyone 
 
 from __future__ import annotations
 
-import traceback
+import linecache
+import os
+import sys
+import sysconfig
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Callable, Iterable, TypeVar
 
 __all__ = ["Verdict", "run_check"]
@@ -71,8 +75,56 @@ def run_check(name: str, cases: Iterable[Case], problems_for: Callable[[Case], I
         except NotImplementedError:
             verdict.unwritten = True
             return verdict
-        except Exception as error:  # the learner's code failed: name it, keep checking
-            where = traceback.extract_tb(error.__traceback__)[-1]
-            verdict.problems.append(f"case {verdict.cases}: your code raised {type(error).__name__}: {error} "
-                                    f"(line {where.lineno}: {where.line})")
+        except Exception as error:  # the learner's code failed, or what it returned: name which, keep checking
+            verdict.problems.append(f"case {verdict.cases}: {_raised(error)}")
     return verdict
+
+
+_TEACHING = os.path.dirname(os.path.abspath(__file__))
+
+
+def _library_dirs() -> list[str]:
+    """Where code that is neither the learner's nor the checkers' lives: the standard library,
+    site-packages, the nbtoolsched package."""
+    dirs = {os.path.abspath(p) for key in ("stdlib", "platstdlib", "purelib", "platlib")
+            if (p := sysconfig.get_paths().get(key))}
+    package = sys.modules.get("nbtoolsched")
+    if package is not None and getattr(package, "__file__", None):
+        dirs.add(os.path.dirname(os.path.abspath(package.__file__ or "")))
+    return sorted(dirs)
+
+
+def _inside(filename: str, folders: Iterable[str]) -> bool:
+    path = os.path.abspath(filename)
+    return any(path == d or path.startswith(d.rstrip(os.sep) + os.sep) for d in folders)
+
+
+def _raised(error: Exception) -> str:
+    """The sentence for an exception: in the learner's code, named at the learner's own line;
+    in the checker reading the learner's answer, the answer's wrong shape."""
+    tb = error.__traceback__
+    frames: list[tuple[FrameType, int]] = []
+    while tb is not None:
+        frames.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    library = _library_dirs()
+
+    def theirs(frame: FrameType) -> bool:
+        name = frame.f_code.co_filename
+        return not (_inside(name, [_TEACHING]) or _inside(name, library) or name.startswith("<frozen"))
+
+    learner = [(f, n) for f, n in frames if theirs(f)]
+    said = f"{type(error).__name__}: {error}"
+    if learner:
+        frame, lineno = learner[-1]
+        line = linecache.getline(frame.f_code.co_filename, lineno, frame.f_globals).strip()
+        where = f"line {lineno} in {frame.f_code.co_name}" + (f": {line}" if line else "")
+        return f"your code raised {said} ({where})"
+    for frame, _ in reversed(frames):  # the checker's own frame holds the answer it was reading
+        if _inside(frame.f_code.co_filename, [_TEACHING]):
+            for name in ("raw", "got"):
+                if name in frame.f_locals:
+                    shown = repr(frame.f_locals[name])
+                    shown = shown if len(shown) <= 80 else shown[:79] + "…"
+                    return f"your function returned something of the wrong shape: {shown} (reading it raised {said})"
+    return f"your function returned something of the wrong shape (reading it raised {said})"

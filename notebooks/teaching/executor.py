@@ -309,6 +309,10 @@ def check_sibling_cancellation(fn: Callable[[list[dict[str, Any]], int], Any], c
         if not isinstance(got, dict):
             return [f"answer {shown}: your function gave {got!r:.80}; it should give a dict index -> text, here {want}"]
         name = calls[failed]["name"]
+        if not want and name == "Bash":  # a Bash failure whose siblings had all finished already
+            return [f"answer {shown}: you cancelled {sorted(got)}; Claude Code cancels nothing here: a Bash error "
+                    f"cancels only the siblings still queued or running, and finished calls (completed or "
+                    f"yielded) keep their results; the failed call keeps its own error"]
         if not want:
             return [f"answer {shown}: you cancelled {sorted(got)}; Claude Code cancels nothing: only a Bash error "
                     f"cancels siblings (bash commands form implicit chains; a failed {name} is independent of the rest)"]

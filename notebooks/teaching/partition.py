@@ -53,11 +53,19 @@ class Moody(nts.Tool):
         raise RuntimeError("cannot tell")
 
 
+@nts.tool(read_only=True, concurrency_safe=False)
+def Screenshot() -> str:
+    """Capture the one shared screen: it changes nothing (read-only), but two captures at once
+    fight over the display, so it is not concurrency-safe."""
+    return "screen.png"
+
+
 def probe_registry() -> nts.ToolRegistry:
-    """The teaching Grep, Read, Edit and Glob, Moody, and the built-in Bash (safe only when read-only)."""
+    """The teaching Grep, Read, Edit and Glob, Moody, Screenshot (read-only but not
+    concurrency-safe) and the built-in Bash (safe only when read-only)."""
     from nbtoolsched.tools import BashTool
 
-    return nts.ToolRegistry([Grep, Read, Edit, Glob, Moody(), BashTool()])
+    return nts.ToolRegistry([Grep, Read, Edit, Glob, Moody(), Screenshot, BashTool()])
 
 
 CHOICES: list[tuple[str, dict[str, Any]]] = [
@@ -68,6 +76,7 @@ CHOICES: list[tuple[str, dict[str, Any]]] = [
     ("Nope", {}),                         # no such tool
     ("Bash", {"command": "ls -la"}),      # read-only: safe
     ("Bash", {"command": "mkdir out"}),   # writes: unsafe
+    ("Screenshot", {}),                   # read-only, yet not concurrency-safe: unsafe
 ]
 
 
@@ -91,6 +100,35 @@ def _kind(block: dict[str, Any], registry: nts.ToolRegistry) -> tuple[bool, str]
     except Exception:
         return False, "its is_concurrency_safe raised"
     return safe, "concurrency-safe" if safe else "not concurrency-safe"
+
+
+def _read_only(block: dict[str, Any], registry: nts.ToolRegistry) -> bool:
+    """What ``is_read_only`` says of the call (failing closed): the question the partition does *not* ask."""
+    tool = registry.get(block["name"])
+    try:
+        return tool is not None and bool(tool.is_read_only(tool.input_model.model_validate(block["input"])))
+    except Exception:
+        return False
+
+
+def _asked_read_only(blocks: list[dict[str, Any]], registry: nts.ToolRegistry,
+                     got: list[tuple[bool, list[str]]]) -> str | None:
+    """The sentence for batches made with ``is_read_only`` instead of ``is_concurrency_safe``."""
+    batches: list[tuple[bool, list[str]]] = []
+    for block in blocks:
+        safe = _read_only(block, registry)
+        if safe and batches and batches[-1][0]:
+            batches[-1][1].append(block["id"])
+        else:
+            batches.append((safe, [block["id"]]))
+    if [(bool(s), b) for s, b in got] != batches:
+        return None
+    odd = next((b for b in blocks if _read_only(b, registry) != _kind(b, registry)[0]), None)
+    if odd is None:
+        return None
+    return (f"your batches are the ones is_read_only gives: {describe_call(odd)} is read-only but not "
+            f"concurrency-safe, and the partition asks is_concurrency_safe (a read-only tool may still "
+            f"not run beside others)")
 
 
 def describe_call(block: dict[str, Any]) -> str:
@@ -181,6 +219,9 @@ def check_partition(fn: Callable[[list[dict[str, Any]], nts.ToolRegistry], Any],
         if [(bool(s), b) for s, b in got] == want:
             return [f"answer [{', '.join(describe_call(b) for b in blocks)}]: the batches are right, but say safe "
                     f"with True or False, not {[s for s, _ in got]}"]
+        mixed_up = _asked_read_only(blocks, registry, got)
+        if mixed_up is not None:
+            return [f"answer [{', '.join(describe_call(b) for b in blocks)}]: {mixed_up}. It should be {want}"]
         return [_partition_problem(blocks, registry, got, want)]
 
     return run_check("partition", answers, problems, agree="agree with Claude Code's partitionToolCalls")

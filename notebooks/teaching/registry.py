@@ -150,7 +150,10 @@ def check_tool_search_score(fn: Callable[[list[str], dict[str, Any]], Any], case
             return []
         if not isinstance(got, (int, float)) or isinstance(got, bool):
             return [f"terms {terms} on {_shown(tool)}: your function gave {got!r:.60}; it should give a number, {want}"]
-        return [f"terms {terms} on {_shown(tool)}: you gave {got:g}; Claude Code's score is {want} "
+        if isinstance(got, float) and got == want:  # the right value, of the wrong type
+            return [f"terms {terms} on {_shown(tool)}: you gave the float {got!r}; the score is a whole number of "
+                    f"points: return the int {want} (add ints, or wrap the total in int())"]
+        return [f"terms {terms} on {_shown(tool)}: you gave {got!r}; Claude Code's score is {want} "
                 f"({_explain(terms, tool)})"]
 
     return run_check("tool_search_score", chosen, problems, agree="agree with Claude Code's keyword score")

@@ -267,8 +267,36 @@ def _load(fn: Callable[[Path], Any], project: Project) -> tuple[Any, SandboxSett
     try:
         merged = nts.Permissions(cwd=project.root, sandbox=settings).sandbox
     except Exception as err:  # noqa: BLE001 - the learner's settings: say why they do not load
-        return None, None, f"{project.describe()}: your settings do not load as a sandbox block: {err}"
+        warned = _load_with_warnings(settings, project) if isinstance(settings, dict) else None
+        if warned is None:
+            return None, None, f"{project.describe()}: your settings do not load as a sandbox block: {err}"
+        made, warnings = warned  # it loads, with what a settings file would warn about left out
+        merged = nts.Permissions(cwd=project.root, sandbox=made).sandbox
+        fs = settings.get("filesystem") if isinstance(settings, dict) else None
+        note = (" (and denyWrite only makes a file read-only, it does not hide it: masking is filesystem.denyRead)"
+                if isinstance(fs, dict) and fs.get("denyWrite") else "")
+        return made, merged, (f"{project.describe()}: your block loads only with a warning (as a settings file "
+                              f"Claude Code would load it and skip what the warning names; given from Python, "
+                              f"nbtoolsched refuses it): {'; '.join(warnings)}; the check ran it without that "
+                              f"part{note}")
     return settings, merged, None
+
+
+def _load_with_warnings(settings: dict[str, Any], project: Project) -> tuple[SandboxSettings, list[str]] | None:
+    """The block as a settings file would load it, and its warnings; None when it does not load
+    even so (a shape Claude Code refuses) or has nothing to warn about."""
+    from nbtoolsched.permissions._problems import LoadProblem
+    from nbtoolsched.permissions._sandbox import read_sandbox_block
+    base = nts.Permissions(cwd=project.root)
+    problems: list[LoadProblem] = []
+    try:
+        made = read_sandbox_block(settings, origin="python", root=base.cwd, cwd=base.cwd, home=base.home,
+                                  working_dirs=base.working_dirs, problems=problems)
+    except Exception:  # noqa: BLE001 - refused outright: the caller says it does not load
+        return None
+    if not problems:
+        return None
+    return made, [f"{p.message} ({p.item})" if p.item else p.message for p in problems]
 
 
 def _why_leaked(merged: SandboxSettings, path: Path) -> str:
@@ -280,6 +308,16 @@ def _why_leaked(merged: SandboxSettings, path: Path) -> str:
         written = " (denyWrite makes a file read-only, it does not hide it)" if merged.deny_write else ""
         return "your block masks nothing: filesystem.denyRead is empty" + written
     if not any(p.matches(str(path)) for p in merged.deny_read):
+        rooted = [p for p in merged.deny_read
+                  if getattr(p, "pattern", "").startswith("/") and not getattr(p, "pattern", "").startswith("//")]
+        if rooted:  # '/x' is not absolute in Claude Code's settings: it hangs off the settings file's root
+            first = rooted[0]
+            pattern, root = str(getattr(first, "pattern", "")), str(getattr(first, "settings_root", ""))
+            return (f"none of your denyRead patterns {patterns} matches it: in Claude Code's sandbox settings a path "
+                    f"starting with a single '/' is read relative to the settings file's root (the project folder "
+                    f"for project and local settings; for a block given from Python, as here, the working "
+                    f"directory), so {pattern!r} stands for {os.path.join(root, pattern[1:])!r}; an absolute path "
+                    f"starts with '//' ({'/' + pattern!r}), or write the bare name '.env'")
         return f"none of your denyRead patterns {patterns} matches it"
     return "it was not masked"
 
@@ -315,19 +353,20 @@ def check_mask_env(fn: Callable[[Path], Any], projects: int = 3) -> Verdict:
         if project.number not in loaded:
             loaded[project.number] = _load(fn, project)
         settings, merged, error = loaded[project.number]
-        if error is not None or merged is None:
+        if merged is None:
             return [error or "no settings"] if command == LEAK_COMMANDS[0] else []
+        warned = [error] if error is not None and command == LEAK_COMMANDS[0] else []  # loads with a warning
         if command == "cat api/.env" and "api/.env" not in project.secrets:
-            return []
+            return warned
         ran = nts.run_sync(bash_in(project.root, settings)(command), reenter=False)
         leaked = [rel for rel, secret in project.secrets.items() if secret in ran.text]
         if want is None:
             if not leaked:
-                return []
+                return warned
             rel = leaked[0]
-            return [f"LEAKED in {project.describe()}: `{command}` printed {' and '.join(leaked)}'s secret "
-                    f"({_secret_line(ran.text, project.secrets[rel])!r}): {_why_leaked(merged, project.root / rel)}; "
-                    "it should fail to read it"]
+            return warned + [f"LEAKED in {project.describe()}: `{command}` printed {' and '.join(leaked)}'s secret "
+                             f"({_secret_line(ran.text, project.secrets[rel])!r}): "
+                             f"{_why_leaked(merged, project.root / rel)}; it should fail to read it"]
         out = project.root / "out.txt"
         if want in ran.text and not ran.is_error and ("out.txt" not in command or out.exists()):
             return []

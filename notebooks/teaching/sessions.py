@@ -186,6 +186,14 @@ def random_tools(rng: random.Random, count: int) -> list[dict[str, Any]]:
     return out
 
 
+# ToolSearch with shouldDefer true (no built-in says so, but a tool object may): the ToolSearch
+# step comes before shouldDefer, so these stay loaded; without them that step is never tested.
+TOOLSEARCH_CASES: list[dict[str, Any]] = [
+    {"name": "ToolSearch", "is_mcp": False, "should_defer": True},
+    {"name": "ToolSearch", "is_mcp": False, "should_defer": True, "always_load": False},
+]
+
+
 def _tool_words(tool: dict[str, Any]) -> str:
     bits = ["MCP" if tool.get("is_mcp") else "built-in", f"shouldDefer {str(bool(tool.get('should_defer'))).lower()}"]
     if "always_load" in tool:
@@ -195,7 +203,7 @@ def _tool_words(tool: dict[str, Any]) -> str:
 
 def check_is_deferred(fn: Callable[[dict[str, Any]], Any], cases: int = 120) -> Verdict:
     """Compare ``fn(tool)`` with Claude Code's ``isDeferredTool`` on seeded random tools."""
-    tools = random_tools(random.Random(SEED), cases)
+    tools = random_tools(random.Random(SEED), cases) + [dict(t) for t in TOOLSEARCH_CASES]
 
     def problems(tool: dict[str, Any]) -> list[str]:
         want, got = reference_is_deferred(tool), fn(dict(tool))
@@ -208,7 +216,9 @@ def check_is_deferred(fn: Callable[[dict[str, Any]], Any], cases: int = 120) -> 
         elif tool.get("is_mcp"):
             why = "an MCP tool without alwaysLoad is deferred whatever its shouldDefer says"
         elif tool["name"] == "ToolSearch":
-            why = "ToolSearch, the way to load the others, is never deferred"
+            why = ("ToolSearch, the way to load the others, is never deferred: that step comes before "
+                   "shouldDefer" if tool.get("should_defer") else
+                   "ToolSearch, the way to load the others, is never deferred")
         else:
             why = "a built-in is deferred exactly when its shouldDefer is true"
         said = "deferred" if got else "not deferred (schema sent)"
@@ -261,6 +271,10 @@ def random_transcript(rng: random.Random) -> list[dict[str, Any]]:
         if rng.random() < 0.15:
             add("user", None, isSidechain=True)
         tip = add(kind, tip)
+    if rng.random() < 0.25:  # a subagent's entries written after the main chain's last one
+        side = add("user", None, isSidechain=True)
+        if rng.random() < 0.5:
+            add("assistant", side, isSidechain=True)
     if rng.random() < 0.3:
         add("summary", None)  # written after the chain's last entry, but no message
     return entries
@@ -403,9 +417,11 @@ def check_makespan(fn: Callable[[list[float], int], Any], cases: int = 200) -> V
             return [f"times {times} with cap {cap}: your function gave {got!r}; it should give a number, {want:g}"]
         hint = ""
         if abs(got - sum(times)) < 1e-9 and cap > 1:
-            hint = " (you added them all up: that is cap 1)"
+            hint = " (that equals the sum of all the times: the batch with cap 1)"
         elif times and abs(got - max(times)) < 1e-9:
-            hint = f" (the longest call alone: true only when the cap ({cap}) holds every call at once)"
+            # the batch never takes less than its longest call: here some call waits for a slot
+            hint = (f" (that equals the longest call's time, {max(times):g}; here the cap ({cap}) makes "
+                    f"some call wait for a slot, so the batch ends later)")
         return [f"times {times} with cap {cap}: you gave {got:g}{hint}; started in order, each in the "
                 f"first slot that frees, the batch takes {want:g}"]
 

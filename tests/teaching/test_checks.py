@@ -28,6 +28,25 @@ def test_an_exception_in_the_learners_code_is_a_problem_that_names_it() -> None:
     assert "ZeroDivisionError" in str(verdict)
 
 
+def test_an_exception_in_the_learners_code_names_the_learners_line() -> None:
+    from teaching.sessions import check_completed_calls
+
+    def looks_up_a_missing_key(chunks: list[dict[str, object]]) -> list[tuple[int, str, str, str]]:
+        return [chunks[0]["no_such_key"]]  # type: ignore[list-item]
+
+    text = str(check_completed_calls(looks_up_a_missing_key))
+    assert "your code raised KeyError: 'no_such_key'" in text
+    assert "in looks_up_a_missing_key: return [chunks[0][\"no_such_key\"]]" in text
+
+
+def test_junk_the_checker_cannot_read_is_a_wrong_shape_not_the_learners_error() -> None:
+    from teaching.sessions import check_completed_calls
+
+    text = str(check_completed_calls(lambda chunks: [1]))
+    assert "your function returned something of the wrong shape: [1]" in text
+    assert "your code raised" not in text
+
+
 def test_every_case_agreeing_passes() -> None:
     verdict = run_check("identity", range(4), lambda n: [])
     assert verdict.ok and str(verdict) == "✓ identity: all 4 cases agree."

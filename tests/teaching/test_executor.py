@@ -257,6 +257,25 @@ def test_sibling_cancellation_wrong_answers_are_named() -> None:
     assert "it should be" in str(check_sibling_cancellation(uncut))
 
 
+def finished_too(calls: list[dict[str, Any]], failed: int) -> dict[int, str]:
+    """Wrong: a Bash error cancels every other call, finished ones included."""
+    if calls[failed]["name"] != "Bash":
+        return {}
+    text = next(iter(reference_sibling_cancellation(
+        [dict(c, status="queued") for c in calls], failed).values()))
+    return {i: text for i in range(len(calls)) if i != failed}
+
+
+def test_sibling_cancellation_finished_calls_after_a_bash_error_get_the_right_reason() -> None:
+    verdict = check_sibling_cancellation(finished_too)
+    assert not verdict.ok
+    # every sibling finished already: the reason is that finished calls keep their results,
+    # never "only a Bash error cancels siblings" (the failed call *is* Bash)
+    assert any("finished calls (completed or yielded) keep their results" in p for p in verdict.problems)
+    assert not any("only a Bash error cancels siblings" in p for p in verdict.problems)
+    assert any("its result stands" in p for p in verdict.problems)
+
+
 def test_sibling_cancellation_right_answer_passes() -> None:
     verdict = check_sibling_cancellation(reference_sibling_cancellation)
     assert verdict.ok, str(verdict)

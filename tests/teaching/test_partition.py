@@ -64,6 +64,35 @@ def test_partition_wrong_answers_are_named() -> None:
     assert "share a batch" in text
 
 
+def asks_read_only(blocks: list[dict[str, Any]], registry: Any) -> list[tuple[bool, list[str]]]:
+    """Wrong: asks is_read_only where the partition asks is_concurrency_safe."""
+    batches: list[tuple[bool, list[str]]] = []
+    for block in blocks:
+        try:
+            tool = registry.get(block["name"])
+            safe = bool(tool.is_read_only(tool.input_model.model_validate(block["input"])))
+        except Exception:
+            safe = False
+        if safe and batches and batches[-1][0]:
+            batches[-1][1].append(block["id"])
+        else:
+            batches.append((safe, [block["id"]]))
+    return batches
+
+
+def test_partition_read_only_for_concurrency_safe_is_caught_and_named() -> None:
+    registry = partition.probe_registry()
+    screenshot = registry.get("Screenshot")
+    assert screenshot is not None
+    parsed = screenshot.input_model.model_validate({})
+    assert screenshot.is_read_only(parsed) and not screenshot.is_concurrency_safe(parsed)
+    verdict = check_partition(asks_read_only)
+    text = str(verdict)
+    assert not verdict.ok
+    assert "your batches are the ones is_read_only gives" in text
+    assert "Screenshot() is read-only but not concurrency-safe" in text
+
+
 def test_partition_right_answer_passes() -> None:
     verdict = check_partition(reference_partition)
     assert verdict.ok, str(verdict)

@@ -67,6 +67,14 @@ def test_tool_search_score_a_non_number_is_named() -> None:
     assert "it should give a number" in str(check_tool_search_score(lambda terms, tool: "ten"))
 
 
+def test_tool_search_score_the_right_value_as_a_float_is_told_to_be_an_int() -> None:
+    verdict = check_tool_search_score(lambda terms, tool: float(reference_score(terms, tool)))
+    text = str(verdict)
+    assert not verdict.ok and len(verdict.problems) == verdict.cases  # the score is an int
+    assert "you gave the float" in text and "return the int" in text
+    assert "you gave 0; Claude Code's score is 0" not in text
+
+
 def _library_tool(entry: dict[str, Any]) -> Any:
     import nbtoolsched as nts
 

@@ -90,6 +90,26 @@ def test_deny_write_hides_nothing() -> None:
     assert "denyWrite makes a file read-only, it does not hide it" in text
 
 
+def test_an_absolute_path_with_one_slash_is_explained() -> None:
+    """'/x' hangs off the settings file's root (here the working directory); '//x' is absolute."""
+    needs_sandbox()
+    verdict = check_mask_env(lambda project: {"filesystem": {"denyRead": [str(project / ".env")]}}, projects=1)
+    text = str(verdict)
+    assert not verdict.ok and "LEAKED" in text
+    assert "a path starting with a single '/' is read relative to the settings file's root" in text
+    assert "an absolute path starts with '//'" in text
+
+
+def test_a_skipped_deny_write_glob_is_a_warning_not_a_refusal() -> None:
+    needs_sandbox()
+    verdict = check_mask_env(lambda project: {"filesystem": {"denyWrite": [".env"]}}, projects=1)
+    text = str(verdict)
+    assert not verdict.ok and "do not load as a sandbox block" not in text
+    assert "your block loads only with a warning" in text and "this pattern is skipped (.env)" in text
+    assert "denyWrite only makes a file read-only" in text
+    assert "LEAKED" in text  # the check still ran the commands, with the skipped pattern left out
+
+
 def test_enabled_false_lets_writing_commands_read_it() -> None:
     needs_sandbox()
     verdict = check_mask_env(lambda project: {"enabled": False, "filesystem": {"denyRead": [".env"]}}, projects=2)
@@ -100,8 +120,13 @@ def test_enabled_false_lets_writing_commands_read_it() -> None:
 
 def test_a_block_that_does_not_load_is_named() -> None:
     needs_sandbox()
+    verdict = check_mask_env(lambda project: {"enabled": "yes", "filesystem": {"denyRead": [".env"]}})
+    assert not verdict.ok and "do not load as a sandbox block" in str(verdict) and "sandbox.enabled" in str(verdict)
+    # a key in the wrong place is ignored with a warning (the block loads): said as such
     verdict = check_mask_env(lambda project: {"denyRead": [".env"]})
-    assert not verdict.ok and "do not load as a sandbox block" in str(verdict) and "sandbox.denyRead" in str(verdict)
+    text = str(verdict)
+    assert not verdict.ok and "do not load as a sandbox block" not in text
+    assert "your block loads only with a warning" in text and "sandbox.denyRead" in text
     verdict = check_mask_env(lambda project: [".env"])
     assert "returned list, not a dict or SandboxSettings" in str(verdict)
 

@@ -82,6 +82,23 @@ def test_is_deferred_wrong_answer_is_named() -> None:
     assert "alwaysLoad is checked first" in text and "you said deferred" in text
 
 
+def no_toolsearch_step(tool: dict[str, Any]) -> bool:
+    """Wrong: alwaysLoad, MCP and shouldDefer, but the ToolSearch step dropped."""
+    if tool.get("always_load") is True:
+        return False
+    if tool.get("is_mcp"):
+        return True
+    return tool.get("should_defer") is True
+
+
+def test_is_deferred_dropping_the_toolsearch_step_is_caught() -> None:
+    verdict = check_is_deferred(no_toolsearch_step)
+    text = str(verdict)
+    assert not verdict.ok
+    assert "ToolSearch (built-in, shouldDefer true" in text
+    assert "is never deferred: that step comes before shouldDefer" in text
+
+
 def test_is_deferred_right_answer_passes() -> None:
     verdict = check_is_deferred(sessions.reference_is_deferred)
     assert verdict.ok, str(verdict)
@@ -140,6 +157,25 @@ def test_main_chain_keeping_system_entries_is_named() -> None:
     assert "a system entry" in str(check_main_chain(with_system))
 
 
+def from_the_last_talk_entry(entries: list[dict[str, Any]]) -> list[str]:
+    """Wrong: the chain ending at the last user/assistant entry, sidechain entries included."""
+    by = {e["uuid"]: e for e in entries if e.get("uuid")}
+    talk = [e for e in entries if e["type"] in ("user", "assistant")]
+    out: list[str] = []
+    current = talk[-1] if talk else None
+    while current:
+        if current["type"] in ("user", "assistant"):
+            out.append(current["uuid"])
+        current = by.get(current.get("parentUuid"))
+    return out[::-1]
+
+
+def test_main_chain_ending_at_a_sidechain_entry_is_caught() -> None:
+    verdict = check_main_chain(from_the_last_talk_entry)
+    assert not verdict.ok
+    assert "a sidechain (subagent) entry" in str(verdict)
+
+
 def test_main_chain_right_answer_passes() -> None:
     verdict = check_main_chain(reference_main_chain)
     assert verdict.ok, str(verdict)
@@ -177,8 +213,17 @@ def batches_of_cap(times: list[float], cap: int) -> float:
 
 def test_makespan_wrong_answers_are_named() -> None:
     text = str(check_makespan(longest_call))
-    assert "the longest call alone" in text and "first slot that frees" in text
+    assert "that equals the longest call's time" in text and "first slot that frees" in text
     assert not check_makespan(batches_of_cap).ok
+
+
+def test_makespan_a_lower_bound_is_not_told_it_took_the_longest_call() -> None:
+    """max(total / cap, longest) is not "the longest call alone": the hint names only what the value equals."""
+    verdict = check_makespan(lambda times, cap: max(sum(times) / cap, max(times, default=0.0)))
+    assert not verdict.ok
+    assert all("the longest call alone" not in p and "true only when" not in p for p in verdict.problems)
+    assert any("that equals the longest call's time" in p and "makes some call wait for a slot" in p
+               for p in verdict.problems)
 
 
 def test_makespan_right_answer_passes() -> None:
