@@ -102,7 +102,9 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def engine(cluster):
-    joined = RayEngine(address=cluster.address).start()
+    # SPREAD, as a Ray user spreads work over a cluster: both nodes replay (Ray's default
+    # packs tasks onto the head while it keeps up, which would leave the second node idle).
+    joined = RayEngine(address=cluster.address, task_options={"num_cpus": 1, "scheduling_strategy": "SPREAD"}).start()
     assert joined.joined and not joined.owned and joined.workers == 2
     yield joined
     joined.stop()
