@@ -111,19 +111,7 @@ def reference_precedence(f: Facts) -> tuple[str, str]:
             result = ("ask", "nothing allowed it")
         else:
             result = (behavior, step)
-    if result[0] != "ask":
-        return result
-    if f.mode == "dontAsk":
-        return ("deny", "dontAsk")
-    if f.mode == "auto":
-        if result[1] == "safety check":
-            return result                                 # stays for a person
-        if _tool_check(f, "acceptEdits")[0] == "allow":
-            return ("allow", "acceptEdits fast path")
-        if f.tool in SAFE_TOOLS:
-            return ("allow", "safe-tool allowlist")
-        return ("ask", "classifier")
-    return result
+    return _settle_ask(f, result, for_person=("safety check",))  # a safety check's ask stays for a person
 
 
 def library_precedence(f: Facts) -> tuple[str, str]:
@@ -148,13 +136,21 @@ def library_precedence(f: Facts) -> tuple[str, str]:
         result = ("ask", "nothing allowed it")
     else:
         result = (behavior, step)
+    return _settle_ask(f, result, for_person=("safety check", "content ask", "tool-wide ask"))  # an ask rule's too
+
+
+def _settle_ask(f: Facts, result: tuple[str, str], for_person: tuple[str, ...]) -> tuple[str, str]:
+    """What the mode does with the rules' answer (§4.2): only an ask is settled. dontAsk
+    denies it; auto mode keeps the asks of the steps in ``for_person`` for a person and
+    allows the rest through the acceptEdits fast path or the safe-tool allowlist, else the
+    classifier decides."""
     if result[0] != "ask":
         return result
     if f.mode == "dontAsk":
         return ("deny", "dontAsk")
     if f.mode == "auto":
-        if result[1] in ("safety check", "content ask", "tool-wide ask"):
-            return result                                 # an ask rule's ask is for a person
+        if result[1] in for_person:
+            return result
         if _tool_check(f, "acceptEdits")[0] == "allow":
             return ("allow", "acceptEdits fast path")
         if f.tool in SAFE_TOOLS:
