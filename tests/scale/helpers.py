@@ -7,7 +7,11 @@ in this process, in worker processes and on Ray.
 from __future__ import annotations
 
 import functools
+import os
+import signal
+import time
 from pathlib import Path
+from typing import Callable
 
 from nbtoolsched import ScriptedModel
 from nbtoolsched.scale import AgentTask, Policy
@@ -76,6 +80,22 @@ def stalled(folder: Path) -> list[tuple[int, int]]:
         if len(text) == 2:
             found.append((int(text[0]), int(text[1])))
     return found
+
+
+def kill_stalled_worker(folder: Path, killed: list[int], before: Callable[[int], object] = lambda pid: None) -> None:
+    """Wait (up to 120 s) for a hook of ``stalling_policy(folder)`` to wait, then SIGKILL the
+    worker replaying that session and the hook, note the worker in ``killed``, and let
+    the other sessions go on (``folder/stall`` removed). ``before(worker)`` runs first,
+    while the worker is still alive. Meant for a thread beside the run."""
+    deadline = time.monotonic() + 120
+    while not stalled(folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    hook, worker = stalled(folder)[0]
+    before(worker)
+    os.kill(worker, signal.SIGKILL)  # a worker process, mid-session
+    os.killpg(hook, signal.SIGKILL)
+    killed.append(worker)
+    (folder / "stall").unlink()
 
 
 def pids_of(folder: Path) -> list[int]:

@@ -33,7 +33,7 @@ from nbtoolsched.scale._work import run_chunk
 
 from ..processes import live
 from .conftest import TRANSCRIPTS, fixture
-from .helpers import POLICY, alive, broken_task, pids_of, sleeper_task, stalled, stalling_policy, work_task
+from .helpers import POLICY, alive, broken_task, kill_stalled_worker, pids_of, sleeper_task, stalling_policy, work_task
 
 REAL = ["hand_parallel.jsonl", "hand_broken.jsonl", "fasthooks_main.jsonl", "fasthooks_studio.jsonl", "fasthooks_sidechain.jsonl"]
 
@@ -140,16 +140,7 @@ def test_a_worker_killed_mid_run_loses_nothing(tmp_path, monkeypatch):
     expected = [r.value for r in run_sessions(tasks, workers=1, progress=False).results]
     (tmp_path / "stall").touch()
     killed: list[int] = []
-
-    def kill_one() -> None:
-        wait_until(lambda: stalled(tmp_path))
-        hook, worker = stalled(tmp_path)[0]
-        os.kill(worker, signal.SIGKILL)
-        os.killpg(hook, signal.SIGKILL)
-        killed.append(worker)
-        (tmp_path / "stall").unlink()
-
-    threading.Thread(target=kill_one, daemon=True).start()
+    threading.Thread(target=kill_stalled_worker, args=(tmp_path, killed), daemon=True).start()
     got = []
     with iter_sessions(tasks, workers=2, chunk_size=1, retries=1, progress=False) as stream:
         for result in stream:  # as they finish

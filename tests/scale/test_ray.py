@@ -36,7 +36,7 @@ from nbtoolsched.scale import AgentTask, Policy, RayEngine, ReplayTask, iter_ses
 from nbtoolsched.scale._engines import ray_processes
 
 from .conftest import TRANSCRIPTS, fixture
-from .helpers import alive, broken_task, pids_of, sleeper_task, stalled, stalling_policy, work_task
+from .helpers import alive, broken_task, kill_stalled_worker, pids_of, sleeper_task, stalling_policy, work_task
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(300)]
 
@@ -129,21 +129,13 @@ def test_a_worker_killed_mid_run_on_a_two_node_cluster_loses_nothing(engine, clu
     expected = [r.value for r in run_sessions(tasks, workers=1, progress=False).results]
     (tmp_path / "stall").touch()
     killed: list[int] = []
-
-    def kill_one() -> None:
-        deadline = time.monotonic() + 120
-        while not stalled(tmp_path) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        hook, worker = stalled(tmp_path)[0]
-        worked.update(f for f in nodes if worker in ray_processes(f))
-        os.kill(worker, signal.SIGKILL)  # a Ray worker process, mid-session
-        os.killpg(hook, signal.SIGKILL)
-        killed.append(worker)
-        (tmp_path / "stall").unlink()
-
     nodes = (cluster.head_dir, cluster.node_dir)
     worked: set[str] = set()  # the nodes whose workers replayed (the killed one's included)
-    threading.Thread(target=kill_one, daemon=True).start()
+
+    def on_its_node(worker: int) -> None:
+        worked.update(f for f in nodes if worker in ray_processes(f))
+
+    threading.Thread(target=kill_stalled_worker, args=(tmp_path, killed, on_its_node), daemon=True).start()
     got = []
     with iter_sessions(tasks, engine=engine, chunk_size=1, retries=1, progress=False) as stream:
         for result in stream:  # a streaming consumer: results as they finish
